@@ -1,0 +1,89 @@
+"""The Python entry points: replay one engine, compare several."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from contextlab.engines import EngineSpec, resolve_engine
+from contextlab.host.observers import RequestObserver
+from contextlab.host.replay import run_replay
+from contextlab.host.settings import HostSettings
+from contextlab.host.trace import ReplayResult
+from contextlab.tokens import ExactCounter
+from contextlab.transcripts import Transcript, load_transcript
+
+
+def replay(
+    transcript: Transcript | str | Path,
+    engine: EngineSpec = "passthrough",
+    settings: HostSettings | None = None,
+    *,
+    params: Mapping[str, Any] | None = None,
+    observers: Iterable[RequestObserver] = (),
+    counter: ExactCounter | None = None,
+    **setting_overrides: Any,
+) -> ReplayResult:
+    """Replay a transcript through an engine on the simulated host.
+
+    Args:
+        transcript: A :class:`Transcript` or a path to any supported transcript file.
+        engine: An engine name, a ``ContextEngine`` subclass, or an instance (cloned per run).
+        settings: Host settings; keyword overrides (``context_length=128_000``) are applied on top.
+        params: Engine constructor parameters (names and classes only).
+        observers: Measurement models adding trace columns (prompt cache, probes).
+        counter: A shared exact counter (lets sweeps reuse one tokenizer memo).
+
+    Returns:
+        The trace, compaction events and run summary. A failing engine gives ``status="failed"``.
+    """
+    if not isinstance(transcript, Transcript):
+        transcript = load_transcript(transcript)
+    settings = (settings or HostSettings()).with_(**setting_overrides) if setting_overrides else (settings or HostSettings())
+    instance = resolve_engine(engine, params)
+    label = _engine_label(engine, instance)
+    return run_replay(
+        transcript,
+        instance,
+        settings,
+        engine_label=label,
+        params_label=params_label(settings, params),
+        observers=observers,
+        counter=counter,
+    )
+
+
+def compare(
+    transcript: Transcript | str | Path,
+    engines: Sequence[EngineSpec],
+    settings: HostSettings | None = None,
+    **setting_overrides: Any,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Replay one transcript through several engines; returns (long trace, one summary row per engine)."""
+    if not isinstance(transcript, Transcript):
+        transcript = load_transcript(transcript)
+    settings = settings or HostSettings()
+    counter = ExactCounter(settings.encoding)
+    results = [replay(transcript, e, settings, counter=counter, **setting_overrides) for e in engines]
+    traces = pd.concat([r.trace for r in results], ignore_index=True)
+    summaries = pd.DataFrame([r.summary for r in results])
+    return traces, summaries
+
+
+def params_label(settings: HostSettings, params: Mapping[str, Any] | None) -> str:
+    """A stable, hashable id for a run's parameters (host settings that vary, then engine params)."""
+    parts = [settings.label()]
+    parts += [f"{k}={params[k]!r}" for k in sorted(params or {})]
+    return ",".join(parts)
+
+
+def _engine_label(spec: EngineSpec, instance: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    try:
+        return str(instance.name)
+    except Exception:
+        return type(instance).__name__

@@ -1,0 +1,5 @@
+import sys
+
+from contextlab.cli import main
+
+sys.exit(main())

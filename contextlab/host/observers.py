@@ -1,0 +1,64 @@
+"""Request observers: how measurement models (prompt cache, retention probes) add trace columns.
+
+The host computes one :class:`RequestView` per request and hands it to each observer; an observer
+returns extra columns for that request's trace row and a few summary values at the end. Observers
+see only this view, never the engine, so they cannot change what the host does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from contextlab.engine import Message
+
+
+@dataclass(frozen=True)
+class RequestView:
+    """Everything an observer may know about one provider request.
+
+    Attributes:
+        turn: Turn index.
+        request: Request index in the run (0-based).
+        timestamp: Virtual clock time of the request (seconds).
+        messages: Final wire messages, system prompt first (do not mutate).
+        tools: Tool schemas sent with the request.
+        message_tokens: Exact tokens of each message in ``messages``.
+        tools_tokens: Exact tokens of ``tools``.
+        fixed_overhead_tokens: Unseen prompt tokens added by the host settings.
+        prompt_tokens: Exact prompt tokens of the whole request.
+        history: The engine-managed working history at this request (with uids; do not mutate).
+    """
+
+    turn: int
+    request: int
+    timestamp: float
+    messages: list[Message]
+    tools: list[dict[str, Any]]
+    message_tokens: list[int]
+    tools_tokens: int
+    fixed_overhead_tokens: int
+    prompt_tokens: int
+    history: list[Message]
+
+
+@runtime_checkable
+class RequestObserver(Protocol):
+    """Adds columns to the trace. One instance per replay (``clone`` gives a fresh one)."""
+
+    def columns(self) -> list[str]:
+        """Names of the columns :meth:`observe` returns, in order."""
+        ...
+
+    def observe(self, view: RequestView) -> dict[str, Any]:
+        """Columns for this request. Keys ``cache_read_tokens`` / ``cache_write_tokens`` also feed
+        the simulated usage dict passed to ``update_from_response``."""
+        ...
+
+    def summary(self) -> dict[str, Any]:
+        """Values for the one-row run summary."""
+        ...
+
+    def clone(self) -> RequestObserver:
+        """A fresh observer with the same configuration and no state."""
+        ...

@@ -1,0 +1,589 @@
+"""The replay host: an open-loop simulation of the Hermes Agent turn loop around one engine.
+
+Each recorded assistant message is one provider request. Before it the host assembles the
+request from the engine-managed history exactly as the real host does, runs the gates, counts,
+and records a trace row; then the recorded assistant message and its tool results are appended,
+whatever the engine did. Order per turn (``host-contract.md`` §5): manual ``/compress`` → user
+message → turn-start preflight → for each request: assembly (``select_context``) → pre-API gate →
+overflow recovery → simulated response → ``update_from_response`` → tool results → post-tool gate
+(compress, else ``prune_tool_results_only``) → ``on_turn_complete``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from contextlab import clock as vclock
+from contextlab.engine import ContextEngine, Message, overrides
+from contextlab.host.compaction import CompactionRunner, PassResult
+from contextlab.host.observers import RequestObserver, RequestView
+from contextlab.host.request import AssembledRequest, RequestAssembler
+from contextlab.host.settings import HostSettings
+from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
+from contextlab.host.turns import Step, Turn, plan_turns
+from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
+from contextlab.tokens import REPLY_PRIMING_TOKENS, ExactCounter, RoughCounter
+from contextlab.transcripts.model import Transcript
+
+log = logging.getLogger(__name__)
+
+CONTINUE_MESSAGE = (
+    "Continue from the compressed conversation context above. "
+    "Pick up the task where it left off; the summary is reference material, not a new request."
+)
+PROGRESS_RATIO = 0.95
+"""A pass made progress when it left fewer rows or under 95% of the tokens (the host's rule)."""
+
+
+class EngineFailure(Exception):
+    """A required engine method raised: the run stops and is marked failed."""
+
+
+class ReplayHost:
+    """Replays one transcript through one engine instance. Use :func:`contextlab.replay`."""
+
+    def __init__(
+        self,
+        transcript: Transcript,
+        engine: ContextEngine,
+        settings: HostSettings,
+        *,
+        engine_label: str,
+        params_label: str,
+        observers: Sequence[RequestObserver] = (),
+        counter: ExactCounter | None = None,
+    ) -> None:
+        self.transcript = transcript
+        self.engine = engine
+        self.settings = settings
+        self.observers = list(observers)
+        self.exact = counter or ExactCounter(settings.encoding)
+        self.rough = RoughCounter()
+        self.assembler = RequestAssembler(engine, strict=settings.strict_select_context)
+        self.runner = CompactionRunner(engine, settings.compress_timeout_s)
+        self.minter = UidMinter(settings.seed)
+        self.clock = vclock.VirtualClock()
+        self.system_prompt = settings.system_prompt if settings.system_prompt is not None else transcript.system_prompt
+        self.base_tools = list(settings.tools if settings.tools is not None else transcript.tools)
+        self.tools: list[dict[str, Any]] = list(self.base_tools)
+        self.session_id = settings.session_id or f"replay-{transcript.transcript_id}"
+        self.model = settings.model or transcript.model or "gpt-4o"
+        self._labels = {"transcript": transcript.transcript_id, "engine": engine_label, "params": params_label}
+        self._defers = overrides(engine, "should_defer_preflight_to_real_usage")
+        self._maintains = overrides(engine, "should_compress_preflight")
+        self._observes_turns = overrides(engine, "on_turn_complete")
+        self._session_hooks = overrides(engine, "on_session_start")
+        self._manual = self._manual_compactions()
+
+        # Mutable replay state. ``history`` is host-owned and never mutated in place: engines only
+        # ever see clones, so content-keyed memos stay valid and identity stays cheap.
+        self.history: list[Message] = []
+        self._anchor: tuple[int, int] | None = None  # (prompt + completion, history length then)
+        self._real_floor = 0
+        self._awaiting_usage = False
+        self._pending_verdict = False
+        self._attempts = 0
+        self._request_index = 0
+        self._row_triggers: list[str] = []
+        self._row_pruned = False
+        self._engine_ms = 0.0
+        self._previous: tuple[list[Message], list[dict[str, Any]], list[int]] | None = None
+        self.rows: list[dict[str, Any]] = []
+        self.compaction_rows: list[dict[str, Any]] = []
+        self.warnings: list[str] = []
+
+    # ------------------------------------------------------------------ run
+
+    def run(self) -> ReplayResult:
+        started = time.perf_counter()
+        status, error = "ok", None
+        with vclock.using(self.clock):
+            try:
+                self._start_session()
+                for turn in plan_turns(self.transcript.messages):
+                    self._run_turn(turn)
+                self._call_optional("on_session_end", self.session_id, clone_messages(self.history))
+            except EngineFailure as failure:
+                status, error = "failed", str(failure)
+            finally:
+                self.runner.close()
+        trace = build_frame(self.rows, TRACE_COLUMNS)
+        compactions = build_frame(self.compaction_rows, COMPACTION_COLUMNS)
+        extra: dict[str, Any] = {}
+        for observer in self.observers:
+            extra.update(observer.summary())
+        base = {
+            **self._labels,
+            "model": self.model,
+            "context_length": self.settings.context_length,
+            "threshold_tokens": int(self.engine.threshold_tokens),
+            "status": status,
+            "error": error,
+        }
+        summary = summarize(trace, compactions, base, extra)
+        summary["wall_s"] = time.perf_counter() - started
+        return ReplayResult(trace, compactions, summary, status, error, self.warnings)
+
+    def _start_session(self) -> None:
+        engine, settings = self.engine, self.settings
+        if settings.threshold_percent is not None:
+            engine.threshold_percent = settings.threshold_percent
+        if settings.model_thresholds:
+            engine.model_thresholds = dict(settings.model_thresholds)  # type: ignore[attr-defined]
+        self._required("update_model", self.model, settings.context_length, "", "", settings.provider, "")
+        if self._session_hooks:
+            self._call_optional(
+                "on_session_start",
+                self.session_id,
+                hermes_home="",
+                platform="contextlab",
+                model=self.model,
+                conversation_id=self.transcript.transcript_id,
+            )
+        engine_tools = self._call_optional("get_tool_schemas") or []
+        if isinstance(engine_tools, list):
+            self.tools = self.base_tools + [t for t in engine_tools if isinstance(t, dict)]
+
+    # ------------------------------------------------------------------ turns
+
+    def _run_turn(self, turn: Turn) -> None:
+        self._attempts = 0
+        focus = self._manual.get(turn.index, _NO_MANUAL)
+        if focus is not _NO_MANUAL:
+            self._compact("manual", self._pressure(), focus_topic=focus, force=True)  # type: ignore[arg-type]
+        messages = self.transcript.messages
+        start = len(self.history)
+        for index in turn.lead_indices:
+            self._tick(index)
+            self.history = [*self.history, *clone_messages([messages[index]])]
+        if turn.user_index is not None:
+            self._preflight()
+        # The turn-start flush mints the user row's uid (a committed preflight already stamped all).
+        stamp_identity(self.history, self.minter, start=min(start, len(self.history)))
+        last_usage: dict[str, Any] | None = None
+        for position, step in enumerate(turn.steps):
+            last_usage = self._request(turn, step, "turn_start" if position == 0 else "tool_loop")
+        if self._observes_turns:
+            self._call_optional(
+                "on_turn_complete",
+                clone_messages(self.history),
+                usage=dict(last_usage) if last_usage else None,
+                turn_id=f"{self.session_id}:{turn.index}",
+                task_id=self.transcript.transcript_id,
+                api_call_count=len(turn.steps),
+                interrupted=False,
+                failed=False,
+                turn_exit_reason="completed" if turn.steps else "no_request",
+            )
+
+    def _manual_compactions(self) -> dict[int, str | None]:
+        """Manual ``/compress`` events: from the settings, and from the transcript's manual events."""
+        found: dict[int, str | None] = {}
+        starts = {t.lead_indices[0]: t.index for t in plan_turns(self.transcript.messages) if t.lead_indices}
+        for event in self.transcript.events:
+            if event.trigger == "manual" and event.message_index in starts:
+                found[starts[event.message_index]] = event.focus_topic
+        found.update(self.settings.manual_compactions)
+        return found
+
+    # ------------------------------------------------------------------ gates
+
+    def _preflight(self) -> None:
+        """Turn-start gate: cheap pre-check, deferral, threshold passes, else engine maintenance."""
+        if not self.settings.compression_enabled:
+            return
+        engine = self.engine
+        first_n = int(getattr(engine, "protect_first_n", 3))
+        last_n = int(getattr(engine, "protect_last_n", 6))
+        cheap = len(self.history) > first_n + last_n + 1 or self.rough.messages(self.history) >= engine.threshold_tokens
+        if not cheap:
+            return
+        pressure = self._pressure()
+        if self._anchor is None and self._defers and self._call_optional("should_defer_preflight_to_real_usage", pressure):
+            return
+        if self._required("should_compress", pressure):
+            for _ in range(self.settings.max_attempts):
+                rows_before, pressure_before = len(self.history), pressure
+                if not self._compact("preflight", pressure):
+                    break
+                pressure = self._pressure()
+                progress = len(self.history) < rows_before or pressure < PROGRESS_RATIO * pressure_before
+                if not (progress and pressure >= engine.threshold_tokens):
+                    break
+        elif self._maintains and self._call_optional("should_compress_preflight", clone_messages(self.history)):
+            self._compact("maintenance", pressure)
+
+    def _pre_api_gate(self, pressure: int, rough: int) -> bool:
+        if not self.settings.compression_enabled or len(self.history) <= 1:
+            return False
+        if self._attempts >= self.settings.max_attempts:
+            return False
+        if self._anchor is None and self._defers and self._call_optional("should_defer_preflight_to_real_usage", rough):
+            return False
+        return bool(self._required("should_compress", pressure))
+
+    def _post_tool_gate(self) -> None:
+        if not self.settings.compression_enabled:
+            return
+        pressure = self._post_tool_pressure()
+        if (
+            self._attempts < self.settings.max_attempts
+            and not self._awaiting_usage
+            and self._required("should_compress", pressure)
+        ):
+            self._attempts += 1
+            self._compact("post_tool", pressure)
+            return
+        if self.runner.prunes:
+            self._prune(pressure)
+
+    # ------------------------------------------------------------------ pressure
+
+    def _pressure(self) -> int:
+        """The host's pressure figure: the usage anchor plus rough rows since, else the rough
+        request estimate floored at the last real prompt size."""
+        if self._anchor is not None:
+            value, at = self._anchor
+            return value + self.rough.messages(self.history[at:])
+        rough = self._rough_request(self.history)
+        return max(rough, self._real_floor)
+
+    def _post_tool_pressure(self) -> int:
+        if self._anchor is not None:
+            return self._pressure()
+        last = int(self.engine.last_prompt_tokens)
+        if last > 0:
+            return last
+        if last == -1:
+            return 0
+        return self._rough_request(self.history)
+
+    def _rough_request(self, history: list[Message]) -> int:
+        return (
+            self.rough.request(history, self.system_prompt, self.tools)
+            + self.settings.fixed_overhead_tokens
+        )
+
+    def _rough_of_request(self, request: AssembledRequest) -> int:
+        body = request.messages[1:] if self.system_prompt else request.messages
+        return self._rough_request(body)
+
+    # ------------------------------------------------------------------ one request
+
+    def _request(self, turn: Turn, step: Step, phase: str) -> dict[str, Any]:
+        self._tick(step.assistant_index)
+        while True:
+            request = self._assemble()
+            rough = self._rough_of_request(request)
+            pressure = self._pressure() if self._anchor is not None else max(rough, self._real_floor)
+            if self._pre_api_gate(pressure, rough):
+                self._attempts += 1
+                if self._compact("pre_api", pressure):
+                    continue  # the host refunds the iteration and rebuilds the request
+            break
+        message_tokens = [self.exact.message(m) for m in request.messages]
+        tools_tokens = self.exact.tools(self.tools)
+        prompt = self._prompt_tokens(message_tokens, tools_tokens)
+        context_length = self.settings.context_length
+        while prompt > context_length and self._attempts < self.settings.max_attempts:
+            # Context overflow (413 / context_length_exceeded): compress with the cooldown bypassed.
+            self._attempts += 1
+            if not self._compact("overflow", prompt, force=True):
+                break
+            request = self._assemble()
+            rough = self._rough_of_request(request)
+            pressure = rough
+            new_tokens = [self.exact.message(m) for m in request.messages]
+            new_prompt = self._prompt_tokens(new_tokens, tools_tokens)
+            progressed = new_prompt < PROGRESS_RATIO * prompt
+            message_tokens, prompt = new_tokens, new_prompt
+            if not progressed:
+                break
+        overflow = prompt > context_length
+
+        assistant = self.transcript.messages[step.assistant_index]
+        recorded = self.transcript.usage.get(step.assistant_index)
+        completion = recorded.completion_tokens if recorded else self.exact.message(self.assembler.wire(assistant))
+        prefix_tokens, prefix_messages = self._prefix(request.messages, message_tokens)
+        row: dict[str, Any] = {
+            **self._labels,
+            "turn": turn.index,
+            "request": self._request_index,
+            "phase": phase,
+            "timestamp": self.clock.now(),
+            "n_messages": len(request.messages),
+            "prompt_tokens": prompt,
+            "prompt_tokens_rough": rough,
+            "pressure_tokens": pressure,
+            "completion_tokens": completion,
+            "threshold_tokens": int(self.engine.threshold_tokens),
+            "context_length": context_length,
+            "over_threshold": pressure >= self.engine.threshold_tokens,
+            "compressed": bool(self._row_triggers),
+            "compress_trigger": "+".join(self._row_triggers) or None,
+            "compression_count": int(self.engine.compression_count),
+            "pruned": self._row_pruned,
+            "select_context_used": request.selected,
+            "select_context_rejected": request.rejection,
+            "prefix_tokens": prefix_tokens,
+            "prefix_messages": prefix_messages,
+            "violations": len(request.violations),
+            "violation_rules": ";".join(sorted({v.rule for v in request.violations})) or None,
+            "overflow": overflow,
+        }
+        view = RequestView(
+            turn=turn.index,
+            request=self._request_index,
+            timestamp=self.clock.now(),
+            messages=request.messages,
+            tools=self.tools,
+            message_tokens=message_tokens,
+            tools_tokens=tools_tokens,
+            fixed_overhead_tokens=self.settings.fixed_overhead_tokens,
+            prompt_tokens=prompt,
+            history=self.history,
+        )
+        for observer in self.observers:
+            row.update(observer.observe(view))
+        usage = self._usage(prompt, completion, row, recorded.reasoning_tokens if recorded else 0)
+        self._engine_ms += request.engine_ms
+        self._required("update_from_response", dict(usage))
+        if self._pending_verdict and 0 < prompt < self.engine.threshold_tokens:
+            self._attempts = 0  # the host re-arms once a compaction is confirmed by real usage
+        self._pending_verdict = False
+        self._awaiting_usage = False
+        row["engine_ms"] = self._engine_ms
+        self.rows.append(row)
+        self._engine_ms = 0.0
+        self._row_triggers, self._row_pruned = [], False
+        self._request_index += 1
+
+        appended = [assistant] + [self.transcript.messages[i] for i in step.tool_indices]
+        self.history = [*self.history, *clone_messages(appended[:1])]
+        stamp_identity(self.history, self.minter, start=len(self.history) - 1)
+        self._anchor = (prompt + completion, len(self.history))
+        self._real_floor = prompt
+        if step.tool_indices:
+            for index in step.tool_indices:
+                self._tick(index)
+            start = len(self.history)
+            self.history = [*self.history, *clone_messages(appended[1:])]
+            stamp_identity(self.history, self.minter, start=start)
+            self._post_tool_gate()
+        return usage
+
+    def _assemble(self) -> AssembledRequest:
+        incoming = next((m for m in reversed(self.history) if m.get("role") == "user"), None)
+        return self.assembler.assemble(self.system_prompt, self.history, incoming, int(self.engine.context_length))
+
+    def _prompt_tokens(self, message_tokens: list[int], tools_tokens: int) -> int:
+        return sum(message_tokens) + tools_tokens + REPLY_PRIMING_TOKENS + self.settings.fixed_overhead_tokens
+
+    def _prefix(self, messages: list[Message], message_tokens: list[int]) -> tuple[int, int]:
+        """Exact tokens (and messages) this request shares, from the start, with the previous one."""
+        previous = self._previous
+        self._previous = (messages, self.tools, message_tokens)
+        if previous is None:
+            return 0, 0
+        old_messages, old_tools, _ = previous
+        if old_tools is not self.tools and old_tools != self.tools:
+            return self.settings.fixed_overhead_tokens, 0
+        shared = self.settings.fixed_overhead_tokens + self.exact.tools(self.tools)
+        count = 0
+        for old, new, tokens in zip(old_messages, messages, message_tokens, strict=False):
+            if old is not new and old != new:
+                break
+            shared += tokens
+            count += 1
+        return shared, count
+
+    def _usage(self, prompt: int, completion: int, row: dict[str, Any], reasoning: int) -> dict[str, Any]:
+        """The 8-key usage dict; cache buckets come from the first cache observer, if any."""
+        read = int(row.get("cache_read_tokens") or 0)
+        write = int(row.get("cache_write_tokens") or 0)
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "input_tokens": max(0, prompt - read - write),
+            "output_tokens": completion,
+            "cache_read_tokens": read,
+            "cache_write_tokens": write,
+            "reasoning_tokens": int(reasoning),
+        }
+
+    # ------------------------------------------------------------------ compaction
+
+    def _compact(
+        self, trigger: str, current_tokens: int, *, focus_topic: str | None = None, force: bool = False
+    ) -> bool:
+        """One ``compress`` pass; commits the result under the host's rules. True when committed."""
+        before = self.history
+        rough_before = self._rough_request(before)
+        result = self.runner.compress(before, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
+        self._engine_ms += result.duration_ms
+        outcome, reason, new = self._judge(result, before, rough_before)
+        rough_after = self._rough_request(new) if new is not None else rough_before
+        self._record_pass(trigger, focus_topic, outcome, reason, before, new, rough_before, rough_after, result)
+        if new is None:
+            return False
+        self._commit(new, trigger)
+        self.engine.last_prompt_tokens = -1
+        self._awaiting_usage = True
+        self._pending_verdict = True
+        if self._session_hooks:
+            self._call_optional(
+                "on_session_start",
+                self.session_id,
+                boundary_reason="compression",
+                old_session_id=self.session_id,
+                platform="contextlab",
+                conversation_id=self.transcript.transcript_id,
+            )
+        return True
+
+    def _judge(
+        self, result: PassResult, before: list[Message], rough_before: int
+    ) -> tuple[str, str | None, list[Message] | None]:
+        if result.outcome != "changed" or result.messages is None:
+            if result.outcome in ("error", "timeout", "invalid"):
+                self.warnings.append(f"compress {result.outcome}: {result.reason}")
+            return result.outcome, result.reason, None
+        new = self._ensure_user_turn(clone_messages(result.messages), before)
+        rough_after = self._rough_request(new)
+        if rough_after > rough_before:
+            return "grew", f"rough size grew from {rough_before} to {rough_after}", None
+        return "committed", None, new
+
+    def _prune(self, pressure: int) -> None:
+        before = self.history
+        rough_before = self._rough_request(before)
+        result = self.runner.prune(before, current_tokens=pressure)
+        self._engine_ms += result.duration_ms
+        if result.outcome == "noop":
+            return
+        new = clone_messages(result.messages) if result.outcome == "changed" and result.messages else None
+        outcome = "committed" if new is not None else result.outcome
+        rough_after = self._rough_request(new) if new is not None else rough_before
+        self._record_pass("prune", None, outcome, result.reason, before, new, rough_before, rough_after, result)
+        if new is not None:
+            self._commit(new, None)
+            self._row_pruned = True
+
+    def _commit(self, new: list[Message], trigger: str | None) -> None:
+        stamp_identity(new, self.minter)
+        self.history = new
+        self._anchor = None  # the recorded usage no longer describes this history
+        self._real_floor = 0
+        if trigger:
+            self._row_triggers.append(trigger)
+
+    def _ensure_user_turn(self, new: list[Message], before: list[Message]) -> list[Message]:
+        """After a compaction a real user turn must survive: re-insert the latest ask, or nudge."""
+        if any(m.get("role") == "user" and not m.get("_compressed_summary") for m in new):
+            return new
+        latest = next(
+            (m for m in reversed(before) if m.get("role") == "user" and not m.get("_compressed_summary")), None
+        )
+        nudge = clone_messages([latest])[0] if latest else {"role": "user", "content": CONTINUE_MESSAGE}
+        return [*new, nudge]
+
+    def _record_pass(
+        self,
+        trigger: str,
+        focus_topic: str | None,
+        outcome: str,
+        reason: str | None,
+        before: list[Message],
+        new: list[Message] | None,
+        rough_before: int,
+        rough_after: int,
+        result: PassResult,
+    ) -> None:
+        summary_tokens = 0
+        if new is not None:
+            old_keys = {freeze(m) for m in before}
+            fresh = [m for m in new if freeze(m) not in old_keys]
+            summary_tokens = sum(self.exact.message(self.assembler.wire(m)) for m in fresh)
+        self.compaction_rows.append(
+            {
+                **self._labels,
+                "turn": self.rows[-1]["turn"] if self.rows else 0,
+                "request": self._request_index,
+                "trigger": trigger,
+                "focus_topic": focus_topic,
+                "outcome": "committed" if new is not None else outcome,
+                "reason": reason,
+                "tokens_before": rough_before,
+                "tokens_after": rough_after,
+                "messages_before": len(before),
+                "messages_after": len(new) if new is not None else len(before),
+                "summary_tokens": summary_tokens,
+                "duration_ms": result.duration_ms,
+            }
+        )
+
+    # ------------------------------------------------------------------ helpers
+
+    def _tick(self, message_index: int) -> None:
+        stamp = self.transcript.timestamps.get(message_index)
+        if stamp is not None:
+            self.clock.set(stamp)
+        elif self.transcript.messages[message_index].get("role") == "assistant":
+            self.clock.advance(self.settings.request_gap_s)
+
+    def _required(self, method: str, *args: Any) -> Any:
+        """Call a required engine method; an exception fails the run (with the method named)."""
+        started = time.perf_counter()
+        try:
+            return getattr(self.engine, method)(*args)
+        except Exception as error:
+            raise EngineFailure(f"engine.{method} raised {type(error).__name__}: {error}") from error
+        finally:
+            self._engine_ms += (time.perf_counter() - started) * 1000
+
+    def _call_optional(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Call an optional hook as the host does: exceptions are logged and swallowed."""
+        started = time.perf_counter()
+        try:
+            return getattr(self.engine, method)(*args, **kwargs)
+        except Exception as error:
+            message = f"engine.{method} raised {type(error).__name__}: {error} (ignored, as the host does)"
+            log.warning(message)
+            self.warnings.append(message)
+            return None
+        finally:
+            self._engine_ms += (time.perf_counter() - started) * 1000
+
+
+class _NoManual:
+    pass
+
+
+_NO_MANUAL: Any = _NoManual()
+
+
+def run_replay(
+    transcript: Transcript,
+    engine: ContextEngine,
+    settings: HostSettings,
+    *,
+    engine_label: str,
+    params_label: str,
+    observers: Iterable[RequestObserver] = (),
+    counter: ExactCounter | None = None,
+) -> ReplayResult:
+    """Replay ``transcript`` through ``engine`` (an instance this run owns)."""
+    host = ReplayHost(
+        transcript,
+        engine,
+        settings,
+        engine_label=engine_label,
+        params_label=params_label,
+        observers=[o.clone() for o in observers],
+        counter=counter,
+    )
+    return host.run()

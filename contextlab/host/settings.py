@@ -1,0 +1,85 @@
+"""Host settings: everything the simulated host needs that is not in the transcript or the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from contextlab.errors import ConfigError
+from contextlab.tokens import DEFAULT_ENCODING
+
+MAX_ATTEMPTS_CAP = 10
+
+
+@dataclass(frozen=True)
+class HostSettings:
+    """How the simulated host is configured (the real host's defaults unless noted).
+
+    Attributes:
+        context_length: The model window passed to ``update_model`` (tokens).
+        model: Model name passed to ``update_model``; default: the transcript's, else ``"gpt-4o"``.
+        provider: Provider name passed to ``update_model`` (used by provider-scoped thresholds).
+        threshold_percent: When set, assigned to ``engine.threshold_percent`` before ``update_model``.
+        model_thresholds: Assigned to ``engine.model_thresholds`` before ``update_model``, as the host does.
+        compression_enabled: ``compression.enabled``; False disables every compaction gate.
+        max_attempts: ``compression.max_attempts`` (floor 1, cap 10): compactions per turn.
+        compress_timeout_s: ``compression.context_timeout_seconds``; a slower pass is discarded.
+        system_prompt: Overrides the transcript's system prompt.
+        tools: Overrides the transcript's tool schemas (the engine's own tools are always added).
+        fixed_overhead_tokens: Prompt tokens a recording omits (an unseen system prompt or tool
+            schemas), added to every request's exact and rough counts.
+        strict_select_context: Also reject ``select_context`` results that inject or swap system
+            messages or carry tool rows without ``tool_call_id`` (the host tests' strict variant).
+        encoding: tiktoken encoding for exact counts.
+        seed: Seeds uid minting (and anything else random), for byte-identical traces.
+        request_gap_s: Virtual seconds between requests when the transcript has no timestamps.
+        session_id: Session id given to ``on_session_start``; default derived from the transcript.
+        manual_compactions: ``{turn index: focus topic or None}``: a ``/compress`` before that turn.
+    """
+
+    context_length: int = 200_000
+    model: str | None = None
+    provider: str = ""
+    threshold_percent: float | None = None
+    model_thresholds: dict[str, float] = field(default_factory=dict)
+    compression_enabled: bool = True
+    max_attempts: int = 3
+    compress_timeout_s: float = 120.0
+    system_prompt: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    fixed_overhead_tokens: int = 0
+    strict_select_context: bool = False
+    encoding: str = DEFAULT_ENCODING
+    seed: int = 0
+    request_gap_s: float = 30.0
+    session_id: str | None = None
+    manual_compactions: dict[int, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.context_length <= 0:
+            raise ConfigError(f"context_length must be positive, got {self.context_length}")
+        if self.threshold_percent is not None and not 0 < self.threshold_percent <= 1:
+            raise ConfigError(f"threshold_percent must be in (0, 1], got {self.threshold_percent}")
+        if self.compress_timeout_s <= 0:
+            raise ConfigError(f"compress_timeout_s must be positive, got {self.compress_timeout_s}")
+        if self.fixed_overhead_tokens < 0:
+            raise ConfigError(f"fixed_overhead_tokens must be >= 0, got {self.fixed_overhead_tokens}")
+        # The host parses max_attempts with a floor of 1 and a hard cap of 10.
+        object.__setattr__(self, "max_attempts", max(1, min(MAX_ATTEMPTS_CAP, int(self.max_attempts))))
+
+    def with_(self, **changes: Any) -> HostSettings:
+        """A copy with some fields changed (validated again)."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise ConfigError(f"unknown host setting(s): {', '.join(unknown)}")
+        return replace(self, **changes)
+
+    def label(self) -> str:
+        """A short, stable id of the settings that usually vary in a sweep."""
+        parts = [f"ctx={self.context_length}"]
+        if self.threshold_percent is not None:
+            parts.append(f"pct={self.threshold_percent:g}")
+        if self.fixed_overhead_tokens:
+            parts.append(f"overhead={self.fixed_overhead_tokens}")
+        return ",".join(parts)

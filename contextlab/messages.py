@@ -1,0 +1,401 @@
+"""OpenAI-format messages: wire form, identity (uids), structural validation and request sanitizers.
+
+Everything here follows the host (``host-contract.md`` §5 request assembly, §7 identity). The
+per-message transforms are pure functions of a message's content, so :class:`WireCache` can memoize
+them by content: a replay computes the wire form of each distinct message once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from contextlab.engine import Message
+
+PERSISTENCE_ONLY_MESSAGE_FIELDS: frozenset[str] = frozenset(
+    {
+        "timestamp",
+        "display_kind",
+        "display_metadata",
+        "_row_id",
+        "_merged_turn_prefix",
+        "message_uid",
+        "_absorbed_message_uids",
+        "_tool_call_uids",
+        "_tool_call_uid",
+        "_db_row_snapshot",
+        "_canonical_row",
+    }
+)
+"""Fields the host persists but never sends (and never counts)."""
+
+PRIVATE_RECOVERY_MESSAGE_FIELDS: frozenset[str] = frozenset(
+    {"_length_continuation_fragment", "_length_continuation_nudge", "_tool_call_truncation_nudge"}
+)
+
+ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
+_ROLE_ALIASES = {"developer": "system"}
+
+
+# --------------------------------------------------------------------------- content helpers
+
+
+def content_text(message: Message) -> str:
+    """The text of a message's content: a string as is, text parts joined with newlines."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict):
+                text = part.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+            elif isinstance(part, str):
+                parts.append(part)
+        return "\n".join(parts)
+    return str(content)
+
+
+def tool_calls(message: Message) -> list[dict[str, Any]]:
+    """The ``tool_calls`` of an assistant message (empty list when absent or malformed)."""
+    calls = message.get("tool_calls")
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def tool_call_name(call: dict[str, Any]) -> str:
+    fn = call.get("function")
+    return str(fn.get("name", "")) if isinstance(fn, dict) else str(call.get("name", ""))
+
+
+def tool_call_arguments(call: dict[str, Any]) -> str:
+    fn = call.get("function")
+    args = fn.get("arguments", "") if isinstance(fn, dict) else call.get("arguments", "")
+    return args if isinstance(args, str) else json.dumps(args, sort_keys=True)
+
+
+def is_empty(message: Message) -> bool:
+    """No text, no parts and no tool calls."""
+    content = message.get("content")
+    has_content = bool(content.strip()) if isinstance(content, str) else bool(content)
+    return not has_content and not tool_calls(message)
+
+
+def freeze(value: Any) -> Any:
+    """A hashable, content-equal key for a JSON-like value.
+
+    Cheap on repeated calls: ``str`` objects cache their hash and compare by identity first, so
+    freezing a message whose strings were already seen costs O(nodes), not O(characters).
+    """
+    if isinstance(value, dict):
+        return ("d", tuple((k, freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("l", tuple(freeze(v) for v in value))
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return ("r", repr(value))
+
+
+def clone_messages(messages: Iterable[Message]) -> list[Message]:
+    """A structural clone: new dicts and lists all the way down, strings shared (they are immutable)."""
+    return [_clone(m) for m in messages]
+
+
+def _clone(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------- identity
+
+
+class UidMinter:
+    """Mints ``message_uid`` values (32 hex, uuid4-shaped) deterministically from a seed."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._rng = random.Random(f"contextlab-uid-{seed}")
+
+    def new(self) -> str:
+        return uuid.UUID(int=self._rng.getrandbits(128), version=4).hex
+
+
+def deterministic_tool_call_id(name: str, arguments: str, index: int) -> str:
+    """The host's provider-facing id for an id-less call: ``call_`` + sha256("name:args:index")[:12]."""
+    digest = hashlib.sha256(f"{name}:{arguments}:{index}".encode()).hexdigest()
+    return f"call_{digest[:12]}"
+
+
+def stamp_identity(messages: list[Message], minter: UidMinter, start: int = 0) -> None:
+    """Give rows without one a ``message_uid``, and pair tool-call uids onto calls and results.
+
+    Follows the host's rules: calls repeating a provider id inside one response share one uid;
+    a result takes the uid of the matching call in the nearest preceding assistant message.
+    Messages are modified in place (this is the host's "first insert"). Rows before ``start`` are
+    already stamped; only the calls of the assistant message nearest before it are looked up.
+    """
+    open_calls: dict[str, str | list[str]] = {}
+    for j in range(start - 1, -1, -1):
+        earlier = messages[j]
+        if earlier.get("role") == "assistant":
+            found = earlier.get("_tool_call_uids")
+            open_calls = dict(found) if isinstance(found, dict) else {}
+            break
+        if earlier.get("role") != "tool":
+            break
+    for message in messages[start:]:
+        if not message.get("message_uid"):
+            message["message_uid"] = minter.new()
+        role = message.get("role")
+        if role == "assistant" and tool_calls(message):
+            uids = message.get("_tool_call_uids")
+            if not isinstance(uids, dict):
+                uids = {}
+                for call in tool_calls(message):
+                    call_id = str(call.get("id", ""))
+                    if call_id and call_id not in uids:
+                        uids[call_id] = minter.new()
+                message["_tool_call_uids"] = uids
+            open_calls = dict(uids)
+        elif role == "tool" and "_tool_call_uid" not in message:
+            uid = open_calls.get(str(message.get("tool_call_id", "")))
+            if isinstance(uid, list):
+                uid = uid[0] if uid else None
+            if uid:
+                message["_tool_call_uid"] = uid
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A structural problem in a message list, at message ``index``."""
+
+    index: int
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"message {self.index}: {self.rule}: {self.detail}"
+
+
+def validate_messages(messages: list[Message]) -> list[Violation]:
+    """Every structural violation a provider would reject, in message order (empty list: valid).
+
+    Rules: ``unknown_role``, ``empty_message``, ``leading_tool_message``, ``tool_without_call_id``,
+    ``orphan_tool_result``, ``duplicate_tool_result``, ``out_of_order_tool_result``,
+    ``unanswered_tool_call``.
+    """
+    found: list[Violation] = []
+    pending: dict[str, int] = {}  # call id -> index of the assistant that made it
+    answered: set[str] = set()
+    earlier_calls: set[str] = set()
+    seen_non_system = False
+
+    def close_group() -> None:
+        for call_id, at in pending.items():
+            if call_id not in answered:
+                found.append(Violation(at, "unanswered_tool_call", f"tool call {call_id!r} has no result"))
+        earlier_calls.update(pending)
+        pending.clear()
+        answered.clear()
+
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            found.append(Violation(i, "unknown_role", f"not a message object: {type(message).__name__}"))
+            continue
+        role = message.get("role")
+        if role not in ROLES:
+            found.append(Violation(i, "unknown_role", f"role {role!r}"))
+            continue
+        if role == "tool":
+            if not seen_non_system:
+                found.append(Violation(i, "leading_tool_message", "the history starts with a tool result"))
+            seen_non_system = True
+            call_id = message.get("tool_call_id")
+            if not call_id:
+                found.append(Violation(i, "tool_without_call_id", "tool message without tool_call_id"))
+                continue
+            if call_id in pending:
+                if call_id in answered:
+                    found.append(Violation(i, "duplicate_tool_result", f"second result for {call_id!r}"))
+                answered.add(call_id)
+            elif call_id in earlier_calls:
+                found.append(
+                    Violation(i, "out_of_order_tool_result", f"result for {call_id!r} after another message")
+                )
+            else:
+                found.append(Violation(i, "orphan_tool_result", f"no tool call with id {call_id!r}"))
+            continue
+        close_group()
+        if role != "system":
+            seen_non_system = True
+        if is_empty(message):
+            found.append(Violation(i, "empty_message", f"{role} message with no content"))
+        if role == "assistant":
+            for call in tool_calls(message):
+                call_id = str(call.get("id") or "")
+                if not call_id:
+                    found.append(Violation(i, "unanswered_tool_call", "tool call without an id"))
+                elif call_id not in pending:
+                    pending[call_id] = i
+    close_group()
+    return found
+
+
+# --------------------------------------------------------------------------- wire form & sanitizers
+
+
+def wire_message(message: Message) -> Message:
+    """The provider-facing copy: persistence-only and underscore fields stripped, ``api_content`` applied,
+    string content stripped, tool-call argument JSON canonicalised, lone surrogates removed."""
+    out: Message = {}
+    for key, value in message.items():
+        if key in PERSISTENCE_ONLY_MESSAGE_FIELDS or key in PRIVATE_RECOVERY_MESSAGE_FIELDS:
+            continue
+        if key.startswith("_") or key == "api_content":
+            continue
+        out[key] = value
+    role = _ROLE_ALIASES.get(str(out.get("role")), out.get("role"))
+    out["role"] = role
+    api_content = message.get("api_content")
+    if role in ("user", "assistant") and isinstance(api_content, str) and api_content:
+        out["content"] = api_content
+    content = out.get("content")
+    if isinstance(content, str):
+        out["content"] = _strip_surrogates(content.strip())
+    calls = tool_calls(out)
+    if calls:
+        out["tool_calls"] = [_canonical_call(c) for c in calls]
+    return out
+
+
+def _canonical_call(call: dict[str, Any]) -> dict[str, Any]:
+    fn = call.get("function")
+    if not isinstance(fn, dict):
+        return call
+    args = fn.get("arguments")
+    if not isinstance(args, str):
+        return call
+    try:
+        canonical = json.dumps(json.loads(args), sort_keys=True, ensure_ascii=False)
+    except (ValueError, TypeError):
+        return call
+    if canonical == args:
+        return call
+    return {**call, "function": {**fn, "arguments": canonical}}
+
+
+def _strip_surrogates(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8").replace("?", "\ufffd")
+    return text
+
+
+class WireCache:
+    """Memoizes :func:`wire_message` by message content, so unchanged messages keep one wire object.
+
+    Keeping the same object request after request makes downstream memos (token counts, prefix
+    comparison, block hashes) identity-fast.
+    """
+
+    def __init__(self) -> None:
+        self._memo: dict[Any, Message] = {}
+
+    def wire(self, message: Message) -> Message:
+        key = freeze(message)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = wire_message(message)
+            self._memo[key] = hit
+        return hit
+
+
+def sanitize_request(messages: list[Message]) -> list[Message]:
+    """List-level request sanitizers in the host's order.
+
+    Role allowlist; orphaned tool results dropped and unanswered tool calls stripped; thinking-only
+    assistant messages dropped; adjacent user messages merged (the first keeps its uid, the others
+    are recorded in ``_absorbed_message_uids``). Messages that need no change are returned as the
+    same objects.
+    """
+    kept = [m for m in messages if isinstance(m, dict) and m.get("role") in ROLES]
+    kept = _drop_orphans(kept)
+    kept = [m for m in kept if not _thinking_only(m)]
+    return list(_merge_adjacent_users(kept))
+
+
+def _drop_orphans(messages: list[Message]) -> list[Message]:
+    answered: set[str] = set()
+    called: set[str] = set()
+    for m in messages:
+        if m.get("role") == "tool" and m.get("tool_call_id"):
+            answered.add(str(m["tool_call_id"]))
+        for call in tool_calls(m):
+            called.add(str(call.get("id", "")))
+    out: list[Message] = []
+    for m in messages:
+        if m.get("role") == "tool":
+            if not m.get("tool_call_id") or str(m["tool_call_id"]) not in called:
+                continue
+            out.append(m)
+            continue
+        calls = tool_calls(m)
+        if calls and any(str(c.get("id", "")) not in answered for c in calls):
+            live = [c for c in calls if str(c.get("id", "")) in answered]
+            m = {k: v for k, v in m.items() if k != "tool_calls"}
+            if live:
+                m["tool_calls"] = live
+            elif not m.get("content"):
+                m["content"] = "(tool call removed)"
+        out.append(m)
+    return out
+
+
+def _thinking_only(message: Message) -> bool:
+    return (
+        message.get("role") == "assistant"
+        and is_empty(message)
+        and bool(message.get("reasoning") or message.get("reasoning_content"))
+    )
+
+
+def _merge_adjacent_users(messages: list[Message]) -> Iterator[Message]:
+    pending: Message | None = None
+    for m in messages:
+        if m.get("role") == "user" and pending is not None and isinstance(m.get("content"), str):
+            pending = merge_user_messages(pending, m)
+            continue
+        if pending is not None:
+            yield pending
+        pending = m if m.get("role") == "user" and isinstance(m.get("content"), str) else None
+        if pending is None:
+            yield m
+    if pending is not None:
+        yield pending
+
+
+def merge_user_messages(first: Message, second: Message) -> Message:
+    """Fold ``second`` into ``first`` as the host does: text joined, first uid kept, others absorbed."""
+    merged = dict(first)
+    merged["content"] = f"{content_text(first)}\n\n{content_text(second)}"
+    absorbed = list(first.get("_absorbed_message_uids") or [])
+    if second.get("message_uid"):
+        absorbed.append(second["message_uid"])
+    absorbed.extend(second.get("_absorbed_message_uids") or [])
+    if absorbed:
+        merged["_absorbed_message_uids"] = absorbed
+    return merged

@@ -1,0 +1,87 @@
+"""The normalized transcript: what every importer produces and every replay consumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextlab.engine import Message
+
+
+@dataclass(frozen=True)
+class RecordedUsage:
+    """Provider usage recorded for one assistant message, normalized.
+
+    ``prompt_tokens`` is the whole prompt (uncached input + cache reads + cache writes), as the host
+    computes it; ``raw`` keeps the original object for provider-specific parsing.
+    """
+
+    prompt_tokens: int
+    completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def input_tokens(self) -> int:
+        """Prompt tokens neither read from nor written to the cache."""
+        return max(0, self.prompt_tokens - self.cache_read_tokens - self.cache_write_tokens)
+
+
+@dataclass(frozen=True)
+class CompactionEvent:
+    """A compaction in the recording (a real one, or a manual ``/compress`` to replay).
+
+    ``message_index`` is the index of the first message after the compaction: for a manual event,
+    the host compresses before the turn that starts there.
+    """
+
+    message_index: int
+    trigger: str = "manual"  # "manual" or "auto"
+    focus_topic: str | None = None
+    pre_tokens: int | None = None
+    summary: str | None = None
+
+
+@dataclass(frozen=True)
+class GoldFact:
+    """A literal string planted in (or mined from) the transcript, for retention probes."""
+
+    fact_id: str
+    text: str
+    message_index: int
+    category: str = "recall"  # recall | artifact | continuation | decision
+    needed_later: bool = False
+
+
+@dataclass
+class Transcript:
+    """One recorded conversation: messages (system prompt kept apart) plus what the recording knows.
+
+    ``usage`` and ``timestamps`` are keyed by message index in :attr:`messages`.
+    """
+
+    transcript_id: str
+    messages: list[Message]
+    system_prompt: str | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[int, RecordedUsage] = field(default_factory=dict)
+    timestamps: dict[int, float] = field(default_factory=dict)
+    events: list[CompactionEvent] = field(default_factory=list)
+    facts: list[GoldFact] = field(default_factory=list)
+    source: str = ""
+    source_format: str = "openai"
+    model: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_requests(self) -> int:
+        """Provider requests in the recording: one per assistant message."""
+        return sum(1 for m in self.messages if m.get("role") == "assistant")
+
+    def __repr__(self) -> str:
+        return (
+            f"Transcript({self.transcript_id!r}, messages={len(self.messages)}, "
+            f"requests={self.n_requests}, format={self.source_format!r})"
+        )

@@ -1,0 +1,143 @@
+"""OpenAI chat transcripts: JSON (a message list, or an object with ``messages``) and JSON Lines
+(one message per line, or one conversation per line)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from contextlab.engine import Message
+from contextlab.errors import TranscriptError
+from contextlab.messages import ROLES
+from contextlab.transcripts.model import RecordedUsage, Transcript
+
+_ROLE_ALIASES = {"developer": "system"}
+
+
+def check_message(value: Any, source: str, where: str) -> Message:
+    """Validate the shape of one OpenAI message and return it (roles normalized)."""
+    if not isinstance(value, dict):
+        raise TranscriptError(source, where, f"expected a message object, got {type(value).__name__}")
+    role = value.get("role")
+    if not isinstance(role, str):
+        raise TranscriptError(source, where, "field 'role': expected a string")
+    role = _ROLE_ALIASES.get(role, role)
+    if role not in ROLES:
+        raise TranscriptError(source, where, f"field 'role': unknown role {role!r} (expected one of {sorted(ROLES)})")
+    content = value.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        raise TranscriptError(source, where, f"field 'content': expected a string, a list or null, got {type(content).__name__}")
+    calls = value.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            raise TranscriptError(source, where, "field 'tool_calls': expected a list")
+        for j, call in enumerate(calls):
+            if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+                raise TranscriptError(source, where, f"field 'tool_calls[{j}]': expected an object with 'function'")
+    if role == "tool" and not isinstance(value.get("tool_call_id"), str):
+        raise TranscriptError(source, where, "field 'tool_call_id': a tool message needs a string id")
+    message = dict(value)
+    message["role"] = role
+    if calls is None:
+        message.pop("tool_calls", None)
+    return message
+
+
+def transcript_from_messages(
+    raw: list[Any],
+    source: str,
+    transcript_id: str,
+    *,
+    where_prefix: str = "message",
+    tools: list[dict[str, Any]] | None = None,
+    source_format: str = "openai",
+    metadata: dict[str, Any] | None = None,
+) -> Transcript:
+    """Build a :class:`Transcript` from a message list, lifting the leading system message out."""
+    messages = [check_message(m, source, f"{where_prefix} {i}") for i, m in enumerate(raw)]
+    system_prompt = None
+    if messages and messages[0]["role"] == "system":
+        system_prompt = messages.pop(0).get("content")
+        if not isinstance(system_prompt, str):
+            system_prompt = None
+    usage: dict[int, RecordedUsage] = {}
+    for i, message in enumerate(messages):
+        recorded = message.pop("usage", None)
+        if message["role"] == "assistant" and isinstance(recorded, dict):
+            usage[i] = usage_from_openai(recorded)
+    return Transcript(
+        transcript_id=transcript_id,
+        messages=messages,
+        system_prompt=system_prompt,
+        tools=list(tools or []),
+        usage=usage,
+        source=source,
+        source_format=source_format,
+        metadata=dict(metadata or {}),
+    )
+
+
+def usage_from_openai(usage: dict[str, Any]) -> RecordedUsage:
+    """An OpenAI chat ``usage`` object (cached tokens inside ``prompt_tokens_details``)."""
+    details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
+    return RecordedUsage(
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cache_read_tokens=int((details.get("cached_tokens") if isinstance(details, dict) else 0) or 0),
+        reasoning_tokens=int(
+            (completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else 0) or 0
+        ),
+        raw=dict(usage),
+    )
+
+
+def load_json(path: Path, document: Any) -> list[Transcript]:
+    """A JSON document: a list of messages, an object with ``messages``, or a list of such objects."""
+    source = str(path)
+    stem = path.name.split(".")[0]
+    if isinstance(document, dict):
+        return [_from_object(document, source, stem, "")]
+    if isinstance(document, list):
+        if all(isinstance(x, dict) and "messages" in x for x in document) and document:
+            return [_from_object(obj, source, f"{stem}#{i}", f"conversation {i}, ") for i, obj in enumerate(document)]
+        return [transcript_from_messages(document, source, stem)]
+    raise TranscriptError(source, None, f"expected a JSON list of messages or an object with 'messages', got {type(document).__name__}")
+
+
+def _from_object(obj: dict[str, Any], source: str, transcript_id: str, where: str) -> Transcript:
+    messages = obj.get("messages")
+    if not isinstance(messages, list):
+        raise TranscriptError(source, where.rstrip(", ") or None, "field 'messages': expected a list of messages")
+    tools = obj.get("tools") or []
+    if not isinstance(tools, list):
+        raise TranscriptError(source, where.rstrip(", ") or None, "field 'tools': expected a list")
+    return transcript_from_messages(
+        messages,
+        source,
+        str(obj.get("id") or transcript_id),
+        where_prefix=f"{where}message",
+        tools=tools,
+        metadata={k: v for k, v in obj.items() if k not in ("messages", "tools")},
+    )
+
+
+def load_jsonl(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
+    """JSON Lines: one message per line, or one conversation (list or object) per line."""
+    source = str(path)
+    stem = path.name.split(".")[0]
+    if not rows:
+        raise TranscriptError(source, None, "empty file: expected JSON Lines with messages")
+    first = rows[0][1]
+    if isinstance(first, list) or (isinstance(first, dict) and "messages" in first):
+        out = []
+        for number, value in rows:
+            if isinstance(value, list):
+                out.append(transcript_from_messages(value, source, f"{stem}#{number}", where_prefix=f"line {number}, message"))
+            elif isinstance(value, dict) and "messages" in value:
+                out.append(_from_object(value, source, f"{stem}#{number}", f"line {number}, "))
+            else:
+                raise TranscriptError(source, f"line {number}", "expected a conversation (a list or an object with 'messages')")
+        return out
+    messages = [check_message(value, source, f"line {number}") for number, value in rows]
+    return [transcript_from_messages(messages, source, stem)]
