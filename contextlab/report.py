@@ -193,4 +193,8 @@ def _img(figure: Figure) -> str:
 
 
 def _table(frame: pd.DataFrame) -> str:
+    frame = frame.copy()
+    for column in frame.columns:
+        if pd.api.types.is_integer_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column]):
+            frame[column] = frame[column].map(lambda v: f"{v:,}")
     return frame.to_html(index=False, escape=True, border=0, na_rep="", float_format=lambda v: f"{v:,.4g}")

@@ -18,7 +18,7 @@ from IPython.display import HTML, Image, display
 from matplotlib.figure import Figure
 
 from contextlab.bench import BenchResult, bench, engine_label
-from contextlab.engines import EngineSpec
+from contextlab.engines import EngineSpec, resolve_engine
 from contextlab.errors import ConfigError, ContextLabError
 from contextlab.host.settings import HostSettings
 from contextlab.plots import figure_png, plot_prompt_tokens
@@ -65,7 +65,7 @@ class Dashboard:
         if not engines:
             raise ConfigError("Dashboard: no engines given")
         self.transcripts: dict[str, Transcript] = named
-        self.engines: dict[str, EngineSpec] = {engine_label(e): e for e in engines}
+        self.engines: dict[str, EngineSpec] = {display_name(e): e for e in engines}
         if len(self.engines) != len(engines):
             raise ConfigError("Dashboard: two engines share a name")
         self.settings = settings or HostSettings()
@@ -75,7 +75,7 @@ class Dashboard:
         self.error: str | None = None
         self.refreshes = 0
 
-        chosen = [engine_label(e) for e in selected] if selected is not None else list(self.engines)
+        chosen = [display_name(e) for e in selected] if selected is not None else list(self.engines)
         lengths = sorted({int(v) for v in context_lengths} | ({int(context_length)} if context_length else set()))
         self.transcript = widgets.Dropdown(options=list(named), value=next(iter(named)), description="transcript")
         self.engine_picker = widgets.SelectMultiple(
@@ -148,6 +148,16 @@ class Dashboard:
             if self.figure is not None:
                 display(Image(data=figure_png(self.figure), format="png"))
             display(HTML(table.to_html(index=False, float_format=lambda v: f"{v:,.3f}")))
+
+
+def display_name(spec: EngineSpec) -> str:
+    """The name runs of ``spec`` carry in the frames (a class's ``name``, when it can be built bare)."""
+    if isinstance(spec, type):
+        try:
+            return str(resolve_engine(spec).name)
+        except Exception:  # needs parameters or fails: its class name is the best label left
+            return spec.__name__
+    return engine_label(spec)
 
 
 def summary_table(summaries: pd.DataFrame) -> pd.DataFrame:

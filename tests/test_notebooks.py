@@ -1,0 +1,57 @@
+"""Every ``notebooks/*.py`` (jupytext py:percent) is converted to a notebook and executed with
+nbclient; any cell error fails the test and names the cell."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+jupytext = pytest.importorskip("jupytext")
+nbclient = pytest.importorskip("nbclient")
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.py"))
+TIME_LIMIT_S = 60
+
+
+def test_notebooks_exist() -> None:
+    assert [p.name for p in NOTEBOOKS] == [
+        "01_quickstart.py", "02_cache_and_cost.py", "03_prototype_engine.py", "04_dashboard.py"]
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs(source: Path, shared_transcripts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The kernel inherits this environment: data location, and no progress bars in logs.
+    monkeypatch.setenv("CONTEXTLAB_TRANSCRIPTS", str(shared_transcripts))
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    notebook = jupytext.read(source)
+    client = nbclient.NotebookClient(
+        notebook, timeout=TIME_LIMIT_S * 2, kernel_name="python3",
+        resources={"metadata": {"path": str(source.parent)}},
+    )
+    started = time.perf_counter()
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as error:
+        pytest.fail(f"{source.name}: a cell failed:\n{error}")
+    elapsed = time.perf_counter() - started
+    print(f"{source.name}: executed in {elapsed:.1f} s")
+    assert elapsed < TIME_LIMIT_S, f"{source.name} took {elapsed:.1f} s (limit {TIME_LIMIT_S} s)"
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    if source.stem != "04_dashboard":
+        assert any("image/png" in o.get("data", {}) for o in outputs), "no figure was displayed"
+    else:
+        # The dashboard's Output widget re-rendered into the saved widget state (a PNG per refresh).
+        state = notebook.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+        models = state.get("state", {}).values()
+        rendered = [m for m in models if m.get("model_name") == "OutputModel"
+                    and any("image/png" in o.get("data", {}) for o in m.get("state", {}).get("outputs", []))]
+        assert rendered, "the dashboard Output shows no plot"
+
+
+def test_generated_notebooks_are_not_committed() -> None:
+    assert not list((REPO / "notebooks").glob("*.ipynb")) or os.environ.get("CI") is None

@@ -1,0 +1,71 @@
+"""The HTML report: self-contained, built from frames (or files), deterministic, errors named."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pytest
+from synthetic import ExplodingEngine, SlidingWindowEngine, make_transcript
+
+from contextlab import ConfigError
+from contextlab.bench import bench
+from contextlab.host.settings import HostSettings
+from contextlab.report import build_report, engine_table, load_frame, sibling_frames, summaries_from_trace, write_report
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return bench([make_transcript(name="t<0>"), make_transcript(seed=2, name="t1")],
+                 ["passthrough", SlidingWindowEngine, ExplodingEngine],
+                 settings=HostSettings(context_length=4000, threshold_percent=0.5), progress=False)
+
+
+def test_report_is_self_contained_and_complete(sweep) -> None:
+    text = build_report(sweep.trace, sweep.compactions, sweep.summaries, title="My <sweep>")
+    assert text.startswith("<!DOCTYPE html>") and "<title>My &lt;sweep&gt;</title>" in text
+    assert "src='http" not in text and "<script" not in text
+    images = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", text)
+    assert len(images) == 1 + 2  # engine comparison + one figure per transcript
+    assert all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
+    assert "<h3>t&lt;0&gt;</h3>" in text  # transcript ids are escaped
+    assert "Failed runs" in text and "boom in should_compress" in text
+    total = int(sweep.summaries.loc[sweep.summaries["engine"] == "sliding_window", "prompt_tokens_total"].sum())
+    assert f"{total:,}" in text
+
+
+def test_report_is_deterministic_and_limits_transcripts(sweep, tmp_path) -> None:
+    a = write_report(tmp_path / "a.html", sweep.trace, sweep.compactions, sweep.summaries)
+    b = write_report(tmp_path / "b.html", sweep.trace, sweep.compactions, sweep.summaries)
+    assert a.read_bytes() == b.read_bytes()
+    short = build_report(sweep.trace, max_transcripts=1)
+    assert "Showing the first 1 of 2 transcripts" in short and "<h3>t1</h3>" not in short
+
+
+def test_summaries_from_trace_match_the_replay(sweep) -> None:
+    ok = sweep.summaries[sweep.summaries["status"] == "ok"].reset_index(drop=True)
+    rebuilt = summaries_from_trace(sweep.trace, sweep.compactions)
+    rebuilt = rebuilt[rebuilt["engine"] != "exploding"].reset_index(drop=True)
+    for column in ("requests", "compactions", "prompt_tokens_total", "prefix_tokens_total"):
+        assert rebuilt[column].tolist() == ok[column].tolist()
+    table = engine_table(sweep.summaries)
+    assert table["runs"].tolist() == [2, 2, 2] and table["failed"].tolist() == [0, 0, 2]
+
+
+def test_files_and_siblings(sweep, tmp_path) -> None:
+    paths = sweep.write(tmp_path, "parquet")
+    assert sibling_frames(paths["trace"]) == {"compactions": paths["compactions"], "summary": paths["summary"]}
+    assert len(load_frame(paths["trace"])) == len(sweep.trace)
+    with pytest.raises(ConfigError, match="no such file"):
+        load_frame(tmp_path / "missing.csv")
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(ConfigError, match="unsupported file type .json"):
+        load_frame(tmp_path / "x.json")
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    with pytest.raises(ConfigError, match="cannot read as parquet"):
+        load_frame(tmp_path / "bad.parquet")
+
+
+def test_bad_frame_names_the_column(sweep) -> None:
+    with pytest.raises(ConfigError, match="missing column 'prompt_tokens'"):
+        build_report(sweep.trace.drop(columns=["prompt_tokens"]))
