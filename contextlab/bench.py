@@ -12,7 +12,7 @@ import itertools
 import os
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, fields
 from multiprocessing import get_context
 from pathlib import Path
@@ -56,7 +56,7 @@ class BenchResult:
         return self.summaries[self.summaries["status"] != "ok"]
 
     def write(self, folder: str | Path, fmt: str = "csv") -> dict[str, Path]:
-        """Write ``trace``, ``compactions`` and ``summary`` files (``.csv`` or ``.parquet``) into ``folder``."""
+        """Write ``trace``, ``compactions`` and ``summary`` files (csv or parquet) into ``folder``."""
         if fmt not in ("csv", "parquet"):
             raise ConfigError(f"unsupported format {fmt!r}; use csv or parquet")
         folder = Path(folder)
@@ -103,10 +103,14 @@ def _check_host_values(settings: HostSettings, grid: Mapping[str, Sequence[Any]]
             except ConfigError as error:
                 raise ConfigError(f"grid {key}={value!r}: {error}") from error
             except Exception as error:
-                raise ConfigError(f"grid {key}={value!r}: invalid value ({type(error).__name__}: {error})") from error
+                raise ConfigError(
+                    f"grid {key}={value!r}: invalid value ({type(error).__name__}: {error})"
+                ) from error
 
 
-def collect_transcripts(sources: Iterable[Transcript | str | Path] | Transcript | str | Path) -> list[Transcript]:
+def collect_transcripts(
+    sources: Iterable[Transcript | str | Path] | Transcript | str | Path,
+) -> list[Transcript]:
     """Transcripts from objects and paths (a path contributes every conversation in the file)."""
     if isinstance(sources, Transcript | str | Path):
         sources = [sources]
@@ -162,7 +166,9 @@ def bench(
     base_params = dict(params or {})
     jobs = [
         Job(index, t, e, combo)
-        for index, (t, e, combo) in enumerate(itertools.product(range(len(found)), range(len(engines)), combos))
+        for index, (t, e, combo) in enumerate(
+            itertools.product(range(len(found)), range(len(engines)), combos)
+        )
     ]
     shared = _Shared(found, list(engines), settings, base_params, list(observers))
     bar = _progress_bar(len(jobs), progress)
@@ -221,8 +227,12 @@ def _run_job(job: Job) -> _Outcome:
     try:
         settings = settings.with_(**host_changes) if host_changes else settings
         result = replay(
-            transcript, spec, settings, params=engine_params or None,
-            observers=shared.observers, counter=_WORKER["counter"],
+            transcript,
+            spec,
+            settings,
+            params=engine_params or None,
+            observers=shared.observers,
+            counter=_WORKER["counter"],
         )
     except Exception as error:  # a bad engine or setting fails this run only
         return _failed(job, transcript, label, settings, engine_params, f"{type(error).__name__}: {error}")
@@ -231,13 +241,28 @@ def _run_job(job: Job) -> _Outcome:
 
 
 def _failed(
-    job: Job, transcript: Transcript, label: str, settings: HostSettings, params: Mapping[str, Any], reason: str
+    job: Job,
+    transcript: Transcript,
+    label: str,
+    settings: HostSettings,
+    params: Mapping[str, Any],
+    reason: str,
 ) -> _Outcome:
-    labels = {"transcript": transcript.transcript_id, "engine": label, "params": params_label(settings, params)}
+    labels = {
+        "transcript": transcript.transcript_id,
+        "engine": label,
+        "params": params_label(settings, params),
+    }
     trace = build_frame([], TRACE_COLUMNS)
     compactions = build_frame([], COMPACTION_COLUMNS)
-    base = {**labels, "model": settings.model or transcript.model or "", "context_length": settings.context_length,
-            "threshold_tokens": 0, "status": "failed", "error": reason}
+    base = {
+        **labels,
+        "model": settings.model or transcript.model or "",
+        "context_length": settings.context_length,
+        "threshold_tokens": 0,
+        "status": "failed",
+        "error": reason,
+    }
     summary = {**summarize(trace, compactions, base, {}), "wall_s": 0.0, **dict(job.grid)}
     return _Outcome(job.index, trace, compactions, summary)
 
@@ -254,31 +279,41 @@ def engine_label(spec: EngineSpec) -> str:
         return type(spec).__name__
 
 
+def _run_batch(batch: list[Job]) -> list[_Outcome]:
+    """All runs of one transcript in one task: its token counts stay in one worker's memo."""
+    return [_run_job(job) for job in batch]
+
+
 def _run_pool(shared: _Shared, jobs: list[Job], workers: int, bar: Callable[..., None]) -> list[_Outcome]:
     _check_picklable(shared)
+    batches: dict[int, list[Job]] = {}
+    for job in jobs:
+        batches.setdefault(job.transcript, []).append(job)
     outcomes: dict[int, _Outcome] = {}
     # spawn: workers start clean (no inherited threads or locks from a notebook kernel), and engine
     # classes are found by import, exactly as they will be on any other machine.
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker,
-                             initargs=(shared,)) as pool:
-        futures: dict[Future[_Outcome], Job] = {pool.submit(_run_job, job): job for job in jobs}
+    with ProcessPoolExecutor(
+        workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(shared,)
+    ) as pool:
+        futures = {pool.submit(_run_batch, batch): batch for batch in batches.values()}
         for future in as_completed(futures):
-            job = futures[future]
+            batch = futures[future]
             try:
-                outcomes[job.index] = future.result()
-            except Exception as error:  # the worker died (os._exit, segfault): fail that run only
-                transcript = shared.transcripts[job.transcript]
-                spec = shared.engines[job.engine]
-                settings = shared.settings
-                host_changes = {k: v for k, v in job.grid if k in HOST_FIELDS}
-                try:
-                    settings = settings.with_(**host_changes)
-                except Exception:
-                    pass
-                outcomes[job.index] = _failed(job, transcript, engine_label(spec), settings, shared.params,
-                                              f"worker failed: {type(error).__name__}: {error}")
-            bar(1)
+                done = future.result()
+            except Exception as error:  # the worker died (os._exit, segfault): fail those runs only
+                reason = f"worker failed: {type(error).__name__}: {error}"
+                done = [_lost(shared, job, reason) for job in batch]
+            for outcome in done:
+                outcomes[outcome.index] = outcome
+            bar(len(batch))
     return [outcomes[job.index] for job in jobs]
+
+
+def _lost(shared: _Shared, job: Job, reason: str) -> _Outcome:
+    host_changes = {k: v for k, v in job.grid if k in HOST_FIELDS}
+    settings = shared.settings.with_(**host_changes)  # validated before the pool started
+    transcript = shared.transcripts[job.transcript]
+    return _failed(job, transcript, engine_label(shared.engines[job.engine]), settings, shared.params, reason)
 
 
 def _check_picklable(shared: _Shared) -> None:
@@ -293,7 +328,9 @@ def _check_picklable(shared: _Shared) -> None:
     try:
         pickle.dumps(shared.observers)
     except Exception as error:
-        raise ConfigError(f"bench: observers cannot be sent to a worker process ({error}); use workers=1") from error
+        raise ConfigError(
+            f"bench: observers cannot be sent to a worker process ({error}); use workers=1"
+        ) from error
 
 
 def _assemble(outcomes: list[_Outcome]) -> BenchResult:
@@ -309,7 +346,10 @@ def _storable(frame: pd.DataFrame) -> pd.DataFrame:
     """Lists and dicts (``violation_rules``) as JSON-ish strings, so CSV and Parquet both accept them."""
     out = frame.copy()
     for column in out.columns:
-        if out[column].dtype == object and out[column].map(lambda v: isinstance(v, list | dict | tuple)).any():
+        if (
+            out[column].dtype == object
+            and out[column].map(lambda v: isinstance(v, list | dict | tuple)).any()
+        ):
             out[column] = out[column].map(lambda v: repr(v) if isinstance(v, list | dict | tuple) else v)
     return out
 

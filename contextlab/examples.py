@@ -44,8 +44,8 @@ def example_transcripts(limit: int | None = None, *, longest: bool = True) -> li
     if folder is None or not (folder / TAU_BENCH).is_file():
         looked = os.environ.get("CONTEXTLAB_TRANSCRIPTS") or str(REPO.parent / "shared" / "transcripts")
         raise ConfigError(
-            f"no example transcripts: {looked}/{TAU_BENCH} not found; set CONTEXTLAB_TRANSCRIPTS to the folder "
-            "holding tau-bench-airline/, or pass your own transcript files"
+            f"no example transcripts: {looked}/{TAU_BENCH} not found; set CONTEXTLAB_TRANSCRIPTS to "
+            "the folder holding tau-bench-airline/, or pass your own transcript files"
         )
     found = load_transcripts(folder / TAU_BENCH)
     if longest:

@@ -116,7 +116,17 @@ def plot_prompt_tokens(
     """
     what = "plot_prompt_tokens: trace"
     require_columns(
-        trace, ["transcript", *RUN_KEYS, "request", "prompt_tokens", "threshold_tokens", "context_length", "compressed"], what
+        trace,
+        [
+            "transcript",
+            *RUN_KEYS,
+            "request",
+            "prompt_tokens",
+            "threshold_tokens",
+            "context_length",
+            "compressed",
+        ],
+        what,
     )
     rows, name = select_transcript(trace, transcript, what)
     marks = _committed(compactions, name) if compactions is not None else None
@@ -133,13 +143,27 @@ def plot_prompt_tokens(
             for trigger, events in passes.groupby("trigger", sort=True):
                 at = [r for r in events["request"] if r in by_request]
                 ax.scatter(
-                    at, [by_request[r] for r in at], marker=MARKERS.get(str(trigger), "o"), s=60,
-                    color=color, edgecolors="black", linewidths=0.6, zorder=3,
+                    at,
+                    [by_request[r] for r in at],
+                    marker=MARKERS.get(str(trigger), "o"),
+                    s=60,
+                    color=color,
+                    edgecolors="black",
+                    linewidths=0.6,
+                    zorder=3,
                 )
         else:
             hit = run[run["compressed"].astype(bool)]
-            ax.scatter(hit["request"], hit["prompt_tokens"], marker="v", s=60, color=color,
-                       edgecolors="black", linewidths=0.6, zorder=3)
+            ax.scatter(
+                hit["request"],
+                hit["prompt_tokens"],
+                marker="v",
+                s=60,
+                color=color,
+                edgecolors="black",
+                linewidths=0.6,
+                zorder=3,
+            )
     for window in sorted(set(int(v) for v in rows["context_length"])):
         ax.axhline(window, color="grey", linestyle=":", linewidth=1)
     ax.plot([], [], linestyle="--", color="grey", label="threshold (dashed)")
@@ -154,8 +178,14 @@ def plot_prompt_tokens(
 
 
 def _committed(compactions: pd.DataFrame, transcript: str) -> pd.DataFrame:
-    require_columns(compactions, ["transcript", *RUN_KEYS, "request", "trigger", "outcome"], "plot_prompt_tokens: compactions")
-    rows = compactions[(compactions["transcript"].astype(str) == transcript) & (compactions["outcome"] == "committed")]
+    require_columns(
+        compactions,
+        ["transcript", *RUN_KEYS, "request", "trigger", "outcome"],
+        "plot_prompt_tokens: compactions",
+    )
+    rows = compactions[
+        (compactions["transcript"].astype(str) == transcript) & (compactions["outcome"] == "committed")
+    ]
     return rows[rows["trigger"] != "prune"]
 
 
@@ -188,7 +218,11 @@ def plot_cache_hit_rate(
         ax.plot(run["request"].to_numpy(), rate.to_numpy(), label=labels[key], linewidth=1.4, marker=".")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("request")
-    ax.set_ylabel("cache hit rate (cache read / prompt)" if column == "cache_read_tokens" else "prefix share (prefix / prompt)")
+    ax.set_ylabel(
+        "cache hit rate (cache read / prompt)"
+        if column == "cache_read_tokens"
+        else "prefix share (prefix / prompt)"
+    )
     ax.set_title(title if title is not None else name)
     ax.legend(loc="lower right", fontsize="small")
     return figure
@@ -225,9 +259,15 @@ def plot_cumulative(
     figure, ax = _axes(ax)
     labels = run_labels(rows)
     for key, run in _groups(rows):
-        ax.plot(run["request"].to_numpy(), run[column].astype(float).fillna(0.0).cumsum().to_numpy(), label=labels[key])
+        ax.plot(
+            run["request"].to_numpy(),
+            run[column].astype(float).fillna(0.0).cumsum().to_numpy(),
+            label=labels[key],
+        )
     ax.set_xlabel("request")
-    ax.set_ylabel("cumulative cost (USD)" if column == "cost_usd" else f"cumulative {column.replace('_', ' ')}")
+    ax.set_ylabel(
+        "cumulative cost (USD)" if column == "cost_usd" else f"cumulative {column.replace('_', ' ')}"
+    )
     ax.set_title(title if title is not None else name)
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper left", fontsize="small")
@@ -256,12 +296,21 @@ def plot_engine_comparison(
     values = pd.to_numeric(summaries[metric], errors="coerce")
     if values.isna().all():
         raise ConfigError(f"{what}: column {metric!r} holds no numbers")
-    frame = summaries.assign(_value=values.fillna(0.0), _engine=summaries["engine"].astype(str),
-                             _params=summaries["params"].astype(str))
-    failed = frame["status"].astype(str) != "ok" if "status" in frame.columns else pd.Series(False, index=frame.index)
+    frame = summaries.assign(
+        _value=values.fillna(0.0),
+        _engine=summaries["engine"].astype(str),
+        _params=summaries["params"].astype(str),
+    )
+    failed = (
+        frame["status"].astype(str) != "ok"
+        if "status" in frame.columns
+        else pd.Series(False, index=frame.index)
+    )
     frame = frame.assign(_failed=failed)
     order = list(dict.fromkeys(zip(frame["_engine"], frame["_params"], strict=True)))
-    grouped = frame.groupby(["_engine", "_params"], sort=False).agg(value=("_value", "sum"), failed=("_failed", "any"))
+    grouped = frame.groupby(["_engine", "_params"], sort=False).agg(
+        value=("_value", "sum"), failed=("_failed", "any")
+    )
     labels = run_labels(frame[["_engine", "_params"]].set_axis(["engine", "params"], axis=1))
     figure, ax = _axes(ax, (max(5.0, 1.2 * len(order) + 2), 4.0))
     heights = [float(grouped.loc[k, "value"]) for k in order]
@@ -270,9 +319,20 @@ def plot_engine_comparison(
         if bool(grouped.loc[key, "failed"]):
             bar.set_hatch("//")
             bar.set_alpha(0.5)
-    ax.bar_label(bars, labels=[_short(h) + (" (failed)" if grouped.loc[k, "failed"] else "") for h, k in zip(heights, order, strict=True)],
-                 fontsize="small")
-    ax.set_xticks(range(len(order)), [labels[k] for k in order], rotation=20 if len(order) > 3 else 0, ha="right" if len(order) > 3 else "center")
+    ax.bar_label(
+        bars,
+        labels=[
+            _short(h) + (" (failed)" if grouped.loc[k, "failed"] else "")
+            for h, k in zip(heights, order, strict=True)
+        ],
+        fontsize="small",
+    )
+    ax.set_xticks(
+        range(len(order)),
+        [labels[k] for k in order],
+        rotation=20 if len(order) > 3 else 0,
+        ha="right" if len(order) > 3 else "center",
+    )
     ax.set_ylabel(metric.replace("_", " "))
     ax.set_title(title if title is not None else f"{metric.replace('_', ' ')} by engine")
     return figure

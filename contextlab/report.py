@@ -54,7 +54,7 @@ def load_frame(path: str | Path) -> pd.DataFrame:
 
 
 def sibling_frames(trace_path: str | Path) -> dict[str, Path]:
-    """``compactions.*`` / ``summary.*`` next to a ``trace.*`` file (the layout ``contextlab bench`` writes)."""
+    """``compactions.*`` / ``summary.*`` beside a ``trace.*`` file (as ``contextlab bench`` writes them)."""
     trace_path = Path(trace_path)
     found: dict[str, Path] = {}
     stem = trace_path.stem
@@ -93,8 +93,18 @@ def engine_table(summaries: pd.DataFrame) -> pd.DataFrame:
     frame = summaries.copy()
     frame["_failed"] = frame["status"].astype(str) != "ok" if "status" in frame.columns else False
     aggregations: dict[str, tuple[str, str]] = {"runs": ("engine", "size"), "failed": ("_failed", "sum")}
-    for column in ("requests", "compactions", "prompt_tokens_total", "prompt_tokens_max", "prefix_tokens_total",
-                   "cache_read_tokens_total", "cost_usd", "cost_usd_total", "violations", "overflows"):
+    for column in (
+        "requests",
+        "compactions",
+        "prompt_tokens_total",
+        "prompt_tokens_max",
+        "prefix_tokens_total",
+        "cache_read_tokens_total",
+        "cost_usd",
+        "cost_usd_total",
+        "violations",
+        "overflows",
+    ):
         if column in frame.columns:
             aggregations[column] = (column, "max" if column == "prompt_tokens_max" else "sum")
     table = frame.groupby(["engine", "params"], sort=False).agg(**aggregations).reset_index()
@@ -128,12 +138,17 @@ def build_report(
     require_columns(trace, ["transcript", "engine", "params", "request", "prompt_tokens"], "report: trace")
     if summaries is None:
         summaries = summaries_from_trace(trace, compactions)
-    parts = [f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body>", f"<h1>{html.escape(title)}</h1>"]
+    parts = [
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+    ]
     transcripts = list(dict.fromkeys(trace["transcript"].astype(str)))
     engines = list(dict.fromkeys(summaries["engine"].astype(str)))
-    parts.append(f"<p>{len(summaries)} runs: {len(transcripts)} transcripts x {len(engines)} engines "
-                 f"({html.escape(', '.join(engines))}); {len(trace)} requests.</p>")
+    parts.append(
+        f"<p>{len(summaries)} runs: {len(transcripts)} transcripts x {len(engines)} engines "
+        f"({html.escape(', '.join(engines))}); {len(trace)} requests.</p>"
+    )
     parts.append("<h2>Engines</h2>")
     parts.append(_table(engine_table(summaries)))
     parts.append(_img(plot_engine_comparison(summaries, "prompt_tokens_total")))
@@ -145,7 +160,11 @@ def build_report(
         failed = summaries[summaries["status"].astype(str) != "ok"]
         if len(failed):
             parts.append("<h2 class='failed'>Failed runs</h2>")
-            parts.append(_table(failed[[c for c in ("transcript", "engine", "params", "error") if c in failed.columns]]))
+            parts.append(
+                _table(
+                    failed[[c for c in ("transcript", "engine", "params", "error") if c in failed.columns]]
+                )
+            )
     parts.append("<h2>Per transcript</h2>")
     if len(transcripts) > max_transcripts:
         parts.append(f"<p>Showing the first {max_transcripts} of {len(transcripts)} transcripts.</p>")
@@ -153,7 +172,13 @@ def build_report(
         parts.append(f"<h3>{html.escape(name)}</h3>")
         parts.append(_img(_transcript_figure(trace, compactions, name)))
     parts.append("<h2>All runs</h2><details><summary>summary table</summary>")
-    parts.append(_table(summaries.drop(columns=[c for c in summaries.columns if c in TIMING_COLUMNS or c == "engine_ms_total"])))
+    parts.append(
+        _table(
+            summaries.drop(
+                columns=[c for c in summaries.columns if c in TIMING_COLUMNS or c == "engine_ms_total"]
+            )
+        )
+    )
     parts.append("</details></body></html>\n")
     return "\n".join(parts)
 

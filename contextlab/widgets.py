@@ -27,8 +27,16 @@ from contextlab.transcripts import Transcript
 
 DEFAULT_CONTEXT_LENGTHS: tuple[int, ...] = (8_000, 16_000, 32_000, 128_000, 200_000)
 SUMMARY_COLUMNS: tuple[str, ...] = (
-    "engine", "status", "requests", "compactions", "prompt_tokens_total", "prompt_tokens_max", "prefix_share",
-    "cache_hit_rate", "cost_usd", "error",
+    "engine",
+    "status",
+    "requests",
+    "compactions",
+    "prompt_tokens_total",
+    "prompt_tokens_max",
+    "prefix_share",
+    "cache_hit_rate",
+    "cost_usd",
+    "error",
 )
 
 
@@ -59,7 +67,11 @@ class Dashboard:
         context_length: int | None = None,
         focus_turn: int = 1,
     ) -> None:
-        named = dict(transcripts) if isinstance(transcripts, Mapping) else {t.transcript_id: t for t in transcripts}
+        named = (
+            dict(transcripts)
+            if isinstance(transcripts, Mapping)
+            else {t.transcript_id: t for t in transcripts}
+        )
         if not named:
             raise ConfigError("Dashboard: no transcripts given")
         if not engines:
@@ -76,36 +88,60 @@ class Dashboard:
         self.refreshes = 0
 
         chosen = [display_name(e) for e in selected] if selected is not None else list(self.engines)
-        lengths = sorted({int(v) for v in context_lengths} | ({int(context_length)} if context_length else set()))
-        self.transcript = widgets.Dropdown(options=list(named), value=next(iter(named)), description="transcript")
+        lengths = sorted(
+            {int(v) for v in context_lengths} | ({int(context_length)} if context_length else set())
+        )
+        self.transcript = widgets.Dropdown(
+            options=list(named), value=next(iter(named)), description="transcript"
+        )
         self.engine_picker = widgets.SelectMultiple(
-            options=list(self.engines), value=tuple(chosen), description="engines", rows=min(6, len(self.engines))
+            options=list(self.engines),
+            value=tuple(chosen),
+            description="engines",
+            rows=min(6, len(self.engines)),
         )
         # continuous_update=False: a replay per slider tick would queue dozens of replays while dragging.
         self.threshold = widgets.FloatSlider(
-            value=threshold_percent, min=0.05, max=1.0, step=0.05, description="threshold",
-            readout_format=".2f", continuous_update=False,
+            value=threshold_percent,
+            min=0.05,
+            max=1.0,
+            step=0.05,
+            description="threshold",
+            readout_format=".2f",
+            continuous_update=False,
         )
         self.context_length = widgets.Dropdown(
-            options=[(f"{v:,}", v) for v in lengths], value=int(context_length or lengths[0]), description="context"
+            options=[(f"{v:,}", v) for v in lengths],
+            value=int(context_length or lengths[0]),
+            description="context",
         )
-        self.focus = widgets.Text(value="", placeholder="focus topic for /compress", description="focus",
-                                  continuous_update=False)
+        self.focus = widgets.Text(
+            value="", placeholder="focus topic for /compress", description="focus", continuous_update=False
+        )
         self.focus_turn = widgets.BoundedIntText(value=focus_turn, min=0, max=10_000, description="at turn")
         self.out = widgets.Output()
-        for control in (self.transcript, self.engine_picker, self.threshold, self.context_length, self.focus, self.focus_turn):
+        for control in (
+            self.transcript,
+            self.engine_picker,
+            self.threshold,
+            self.context_length,
+            self.focus,
+            self.focus_turn,
+        ):
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.transcript, self.context_length]),
-                widgets.HBox([self.engine_picker, widgets.VBox([self.threshold, self.focus, self.focus_turn])]),
+                widgets.HBox(
+                    [self.engine_picker, widgets.VBox([self.threshold, self.focus, self.focus_turn])]
+                ),
                 self.out,
             ]
         )
         self.refresh()
 
     def _ipython_display_(self) -> None:
-        display(self.widget)
+        _show(self.widget)
 
     def _on_change(self, change: dict[str, Any]) -> None:
         self.refresh()
@@ -126,8 +162,14 @@ class Dashboard:
         if not engines:
             raise ConfigError("select at least one engine")
         transcript = self.transcripts[self.transcript.value]
-        return bench([transcript], engines, settings=self.current_settings(), workers=1, progress=False,
-                     counter=self.counter)
+        return bench(
+            [transcript],
+            engines,
+            settings=self.current_settings(),
+            workers=1,
+            progress=False,
+            counter=self.counter,
+        )
 
     def refresh(self) -> None:
         """Replay, redraw the prompt-token plot and the summary table in the Output widget."""
@@ -138,7 +180,7 @@ class Dashboard:
             self.error, self.result, self.figure = str(error), None, None
             with self.out:
                 self.out.clear_output(wait=True)
-                display(HTML(f"<b>error:</b> {_escape(str(error))}"))
+                _show_html(f"<b>error:</b> {_escape(str(error))}")
             return
         self.error, self.result = None, result
         table = summary_table(result.summaries)
@@ -146,8 +188,8 @@ class Dashboard:
         with self.out:
             self.out.clear_output(wait=True)
             if self.figure is not None:
-                display(Image(data=figure_png(self.figure), format="png"))
-            display(HTML(table.to_html(index=False, float_format=lambda v: f"{v:,.3f}")))
+                _show_png(figure_png(self.figure))
+            _show_html(table.to_html(index=False, float_format=lambda v: f"{v:,.3f}"))
 
 
 def display_name(spec: EngineSpec) -> str:
@@ -162,7 +204,23 @@ def display_name(spec: EngineSpec) -> str:
 
 def summary_table(summaries: pd.DataFrame) -> pd.DataFrame:
     """The columns the dashboard shows, in order (those present)."""
-    return summaries[[c for c in SUMMARY_COLUMNS if c in summaries.columns]]
+    shown = [c for c in SUMMARY_COLUMNS if c in summaries.columns]
+    if "error" in shown and summaries["error"].isna().all():
+        shown.remove("error")  # a column of "None" says nothing
+    return summaries[shown]
+
+
+# IPython.display is untyped; these three wrappers keep the ignores in one place.
+def _show(obj: object) -> None:
+    display(obj)  # type: ignore[no-untyped-call]
+
+
+def _show_html(markup: str) -> None:
+    _show(HTML(markup))  # type: ignore[no-untyped-call]
+
+
+def _show_png(data: bytes) -> None:
+    _show(Image(data=data, format="png"))  # type: ignore[no-untyped-call]
 
 
 def _escape(text: str) -> str:

@@ -46,7 +46,9 @@ result = bench(
     workers=1,
 )
 print("hit rate from:", hit_rate_column(result.trace), "| running total of:", cumulative_column(result.trace))
-result.summaries[["transcript", "engine", "params", "compactions", "prompt_tokens_total", "prefix_share"]].head(8)
+result.summaries[
+    ["transcript", "engine", "params", "compactions", "prompt_tokens_total", "prefix_share"]
+].head(8)
 
 # %% [markdown]
 # One conversation, both engines at both thresholds: every compaction shows up as a dip in the
@@ -67,11 +69,15 @@ fig
 plot_engine_comparison(result.summaries, "prompt_tokens_total")
 
 # %%
-summary = result.summaries.groupby(["engine", "params"], sort=False)[["prompt_tokens_total", "prefix_tokens_total"]].sum()
+summary = result.summaries.groupby(["engine", "params"], sort=False)[
+    ["prompt_tokens_total", "prefix_tokens_total"]
+].sum()
 summary["prefix_share"] = summary["prefix_tokens_total"] / summary["prompt_tokens_total"]
 summary
 
 # %%
 assert (result.summaries["status"] == "ok").all()
 control = summary.loc["passthrough"]["prefix_share"].iloc[0]
-assert (summary.loc["recent_turns"]["prefix_share"] < control).all(), "compaction should cost cacheable prefix"
+assert (summary.loc["recent_turns"]["prefix_share"] < control).all(), (
+    "compaction should cost cacheable prefix"
+)

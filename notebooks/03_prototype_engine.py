@@ -26,8 +26,9 @@
 # %matplotlib inline
 from typing import Any
 
-import contextlab
 from agent.context_engine import ContextEngine
+
+import contextlab
 from contextlab.examples import example_transcripts
 from contextlab.plots import plot_cumulative, plot_prompt_tokens
 
@@ -81,8 +82,9 @@ plot_cumulative(trace)
 # Try a parameter: `replay` takes constructor parameters for a class.
 
 # %%
-wide = contextlab.replay(transcript, SlidingWindow, params={"keep_messages": 30}, context_length=8_000,
-                         threshold_percent=0.5)
+wide = contextlab.replay(
+    transcript, SlidingWindow, params={"keep_messages": 30}, context_length=8_000, threshold_percent=0.5
+)
 wide.summary["compactions"], wide.summary["prompt_tokens_total"]
 
 # %%
@@ -90,5 +92,10 @@ by_engine = summaries.set_index("engine")
 assert by_engine.loc["sliding_window", "status"] == "ok"
 assert by_engine.loc["sliding_window", "compactions"] > 0
 assert by_engine.loc["sliding_window", "violations"] == 0, "the safe cut must never orphan a tool result"
-assert by_engine.loc["sliding_window", "prompt_tokens_total"] < by_engine.loc["passthrough", "prompt_tokens_total"]
-assert wide.summary["prompt_tokens_total"] > by_engine.loc["sliding_window", "prompt_tokens_total"], "a wider window keeps more"
+assert (
+    by_engine.loc["sliding_window", "prompt_tokens_total"]
+    < by_engine.loc["passthrough", "prompt_tokens_total"]
+)
+assert wide.summary["prompt_tokens_total"] > by_engine.loc["sliding_window", "prompt_tokens_total"], (
+    "a wider window keeps more"
+)

@@ -14,7 +14,9 @@ from contextlab.engine import ContextEngine, Message
 from contextlab.transcripts import Transcript
 
 
-def make_transcript(turns: int = 8, tool_words: int = 300, seed: int = 0, name: str = "synthetic") -> Transcript:
+def make_transcript(
+    turns: int = 8, tool_words: int = 300, seed: int = 0, name: str = "synthetic"
+) -> Transcript:
     """A tool-using conversation: per turn a user ask, a tool call, a large tool result, a reply."""
     rng = random.Random(seed)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
@@ -22,14 +24,24 @@ def make_transcript(turns: int = 8, tool_words: int = 300, seed: int = 0, name: 
     for turn in range(turns):
         messages.append({"role": "user", "content": f"Turn {turn}: look up record {turn} and summarise it."})
         call_id = f"call_{turn}"
-        messages.append({
-            "role": "assistant", "content": None,
-            "tool_calls": [{"id": call_id, "type": "function",
-                            "function": {"name": "lookup", "arguments": json.dumps({"record": turn})}}],
-        })
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "lookup", "arguments": json.dumps({"record": turn})},
+                    }
+                ],
+            }
+        )
         body = " ".join(rng.choice(words) for _ in range(tool_words))
         messages.append({"role": "tool", "tool_call_id": call_id, "content": f"record {turn}: {body}"})
-        messages.append({"role": "assistant", "content": f"Record {turn} is mostly about {rng.choice(words)}."})
+        messages.append(
+            {"role": "assistant", "content": f"Record {turn} is mostly about {rng.choice(words)}."}
+        )
     return Transcript(transcript_id=name, messages=messages, system_prompt="You are a careful assistant.")
 
 
@@ -51,8 +63,14 @@ class SlidingWindowEngine(ContextEngine):
         tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
         return tokens >= self.threshold_tokens > 0
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None,
-                 force: bool = False, memory_context: str = "") -> list[Message]:
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[Message]:
         cut = max(0, len(messages) - self.keep)
         while cut < len(messages) and messages[cut].get("role") != "user":
             cut += 1
@@ -62,7 +80,7 @@ class SlidingWindowEngine(ContextEngine):
         note = f"[{cut} earlier messages dropped" + (f"; focus: {focus_topic}" if focus_topic else "") + "]"
         head = dict(messages[cut])
         head["content"] = f"{note}\n{head.get('content') or ''}"
-        return [head, *messages[cut + 1:]]
+        return [head, *messages[cut + 1 :]]
 
 
 class ExplodingEngine(ContextEngine):
@@ -78,8 +96,14 @@ class ExplodingEngine(ContextEngine):
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         raise RuntimeError("boom in should_compress")
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None,
-                 force: bool = False, memory_context: str = "") -> list[Message]:
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[Message]:
         return messages
 
 
@@ -99,6 +123,12 @@ class BrokenInitEngine(ContextEngine):
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         return False
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None,
-                 force: bool = False, memory_context: str = "") -> list[Message]:
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[Message]:
         return messages

@@ -52,8 +52,12 @@ def test_two_workers_give_the_same_frames(transcripts) -> None:
 
 
 def test_failing_engines_fail_their_runs_only(transcripts) -> None:
-    result = bench(transcripts, [ExplodingEngine, "passthrough", BrokenInitEngine, "no_such_engine"], workers=2,
-                   progress=False)
+    result = bench(
+        transcripts,
+        [ExplodingEngine, "passthrough", BrokenInitEngine, "no_such_engine"],
+        workers=2,
+        progress=False,
+    )
     by_engine = result.summaries.set_index(["transcript", "engine"])
     assert by_engine.loc[("t0", "passthrough"), "status"] == "ok"
     assert by_engine.loc[("t1", "passthrough"), "requests"] == 12
@@ -67,10 +71,19 @@ def test_failing_engines_fail_their_runs_only(transcripts) -> None:
 
 
 def test_engine_parameters_in_the_grid(transcripts) -> None:
-    result = bench(transcripts[:1], [SlidingWindowEngine, "passthrough"], {"keep": [2, 8]},
-                   params={"threshold_percent": 0.5}, settings=None, progress=False)
+    result = bench(
+        transcripts[:1],
+        [SlidingWindowEngine, "passthrough"],
+        {"keep": [2, 8]},
+        params={"threshold_percent": 0.5},
+        settings=None,
+        progress=False,
+    )
     ok = result.summaries[result.summaries["status"] == "ok"]
-    assert ok["params"].tolist() == ["ctx=200000,keep=2,threshold_percent=0.5", "ctx=200000,keep=8,threshold_percent=0.5"]
+    assert ok["params"].tolist() == [
+        "ctx=200000,keep=2,threshold_percent=0.5",
+        "ctx=200000,keep=8,threshold_percent=0.5",
+    ]
     # passthrough does not take ``keep``: a bad-parameter failure, not a crash
     assert result.failed["error"].str.contains("bad parameters").all() and len(result.failed) == 2
 
@@ -97,10 +110,17 @@ def test_progress_bar_respects_tqdm_disable(transcripts, monkeypatch, capsys) ->
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_write_round_trip(transcripts, tmp_path, fmt) -> None:
-    result = bench(transcripts[:1], [SlidingWindowEngine, ExplodingEngine], {"threshold_percent": [0.5]},
-                   settings=None, progress=False)
+    result = bench(
+        transcripts[:1],
+        [SlidingWindowEngine, ExplodingEngine],
+        {"threshold_percent": [0.5]},
+        settings=None,
+        progress=False,
+    )
     paths = result.write(tmp_path / "out", fmt)
-    assert sorted(p.name for p in paths.values()) == sorted(f"{n}.{fmt}" for n in ("trace", "compactions", "summary"))
+    assert sorted(p.name for p in paths.values()) == sorted(
+        f"{n}.{fmt}" for n in ("trace", "compactions", "summary")
+    )
     reader = pd.read_csv if fmt == "csv" else pd.read_parquet
     assert len(reader(paths["trace"])) == len(result.trace)
     assert reader(paths["summary"])["status"].tolist() == ["ok", "failed"]

@@ -21,8 +21,22 @@ def transcript_file(tmp_path):
 def test_bench_then_report(transcript_file, tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("TQDM_DISABLE", "1")
     out = tmp_path / "run"
-    code = main(["bench", str(transcript_file), "--engine", "passthrough", "--engine", "nope",
-                 "--grid", "threshold_percent=0.5,0.75", "--context-length", "4000", "--out", str(out)])
+    code = main(
+        [
+            "bench",
+            str(transcript_file),
+            "--engine",
+            "passthrough",
+            "--engine",
+            "nope",
+            "--grid",
+            "threshold_percent=0.5,0.75",
+            "--context-length",
+            "4000",
+            "--out",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 1  # one engine failed; the others completed
     assert "FAILED synthetic x nope (ctx=4000,pct=0.5): EngineError: unknown engine 'nope'" in printed
@@ -37,8 +51,21 @@ def test_bench_then_report(transcript_file, tmp_path, capsys, monkeypatch) -> No
 
 
 def test_bench_all_ok_parquet_two_workers(transcript_file, tmp_path, capsys) -> None:
-    code = main(["bench", str(transcript_file), "--grid", "context_length=4000,8000", "--workers", "2",
-                 "--format", "parquet", "--out", str(tmp_path), "--no-progress"])
+    code = main(
+        [
+            "bench",
+            str(transcript_file),
+            "--grid",
+            "context_length=4000,8000",
+            "--workers",
+            "2",
+            "--format",
+            "parquet",
+            "--out",
+            str(tmp_path),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     assert pd.read_parquet(tmp_path / "summary.parquet")["context_length"].tolist() == [4000, 8000]
     assert "ctx=8000" in capsys.readouterr().out
@@ -64,4 +91,7 @@ def test_errors_are_one_line(transcript_file, tmp_path, capsys, argv, message) -
 
 def test_parse_grid_values() -> None:
     assert parse_grid(["threshold-percent=0.5,0.75", "keep=4,8", "mode=a,b"]) == {
-        "threshold_percent": [0.5, 0.75], "keep": [4, 8], "mode": ["a", "b"]}
+        "threshold_percent": [0.5, 0.75],
+        "keep": [4, 8],
+        "mode": ["a", "b"],
+    }

@@ -19,7 +19,11 @@ TIME_LIMIT_S = 60
 
 def test_notebooks_exist() -> None:
     assert [p.name for p in NOTEBOOKS] == [
-        "01_quickstart.py", "02_cache_and_cost.py", "03_prototype_engine.py", "04_dashboard.py"]
+        "01_quickstart.py",
+        "02_cache_and_cost.py",
+        "03_prototype_engine.py",
+        "04_dashboard.py",
+    ]
 
 
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -29,7 +33,9 @@ def test_notebook_runs(source: Path, shared_transcripts: Path, monkeypatch: pyte
     monkeypatch.setenv("TQDM_DISABLE", "1")
     notebook = jupytext.read(source)
     client = nbclient.NotebookClient(
-        notebook, timeout=TIME_LIMIT_S * 2, kernel_name="python3",
+        notebook,
+        timeout=TIME_LIMIT_S * 2,
+        kernel_name="python3",
         resources={"metadata": {"path": str(source.parent)}},
     )
     started = time.perf_counter()
@@ -48,8 +54,12 @@ def test_notebook_runs(source: Path, shared_transcripts: Path, monkeypatch: pyte
         # The dashboard's Output widget re-rendered into the saved widget state (a PNG per refresh).
         state = notebook.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
         models = state.get("state", {}).values()
-        rendered = [m for m in models if m.get("model_name") == "OutputModel"
-                    and any("image/png" in o.get("data", {}) for o in m.get("state", {}).get("outputs", []))]
+        rendered = [
+            m
+            for m in models
+            if m.get("model_name") == "OutputModel"
+            and any("image/png" in o.get("data", {}) for o in m.get("state", {}).get("outputs", []))
+        ]
         assert rendered, "the dashboard Output shows no plot"
 
 

@@ -60,7 +60,9 @@ def test_compaction_markers_sit_on_committed_requests(sweep) -> None:
     # without the compaction frame the trace's ``compressed`` rows are marked instead
     bare = plot_prompt_tokens(sweep.trace)
     marked = np.concatenate([c.get_offsets() for c in bare.axes[0].collections if len(c.get_offsets())])
-    assert sorted(marked[:, 0].tolist()) == sorted(sweep.trace.loc[sweep.trace["compressed"], "request"].tolist())
+    assert sorted(marked[:, 0].tolist()) == sorted(
+        sweep.trace.loc[sweep.trace["compressed"], "request"].tolist()
+    )
 
 
 def test_draws_on_given_axes_and_never_touches_pyplot(sweep) -> None:
@@ -96,13 +98,28 @@ def test_cumulative_prompt_tokens_or_cost(sweep) -> None:
     priced = trace.assign(cost_usd=0.001)
     figure = plot_cumulative(priced)
     assert figure.axes[0].get_ylabel() == "cumulative cost (USD)"
-    assert _lines(figure)["passthrough"][-1] == pytest.approx(0.001 * (trace["engine"] == "passthrough").sum())
+    assert _lines(figure)["passthrough"][-1] == pytest.approx(
+        0.001 * (trace["engine"] == "passthrough").sum()
+    )
 
 
 def test_engine_comparison_bars_and_failed_hatching(sweep) -> None:
     summaries = pd.concat(
-        [sweep.summaries, pd.DataFrame([{"engine": "broken", "params": "ctx=4000,pct=0.5", "status": "failed",
-                                         "prompt_tokens_total": 0}])], ignore_index=True)
+        [
+            sweep.summaries,
+            pd.DataFrame(
+                [
+                    {
+                        "engine": "broken",
+                        "params": "ctx=4000,pct=0.5",
+                        "status": "failed",
+                        "prompt_tokens_total": 0,
+                    }
+                ]
+            ),
+        ],
+        ignore_index=True,
+    )
     figure = plot_engine_comparison(summaries)
     ax = figure.axes[0]
     heights = [bar.get_height() for bar in ax.patches]
@@ -126,7 +143,9 @@ def test_missing_column_is_named(sweep, call, column) -> None:
 
 
 def test_several_transcripts_need_a_choice() -> None:
-    result = bench([make_transcript(name="a"), make_transcript(name="b", seed=1)], ["passthrough"], progress=False)
+    result = bench(
+        [make_transcript(name="a"), make_transcript(name="b", seed=1)], ["passthrough"], progress=False
+    )
     with pytest.raises(ConfigError, match="2 transcripts"):
         plot_prompt_tokens(result.trace)
     assert plot_prompt_tokens(result.trace, transcript="b").axes[0].get_title() == "b"

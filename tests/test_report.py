@@ -11,14 +11,24 @@ from synthetic import ExplodingEngine, SlidingWindowEngine, make_transcript
 from contextlab import ConfigError
 from contextlab.bench import bench
 from contextlab.host.settings import HostSettings
-from contextlab.report import build_report, engine_table, load_frame, sibling_frames, summaries_from_trace, write_report
+from contextlab.report import (
+    build_report,
+    engine_table,
+    load_frame,
+    sibling_frames,
+    summaries_from_trace,
+    write_report,
+)
 
 
 @pytest.fixture(scope="module")
 def sweep():
-    return bench([make_transcript(name="t<0>"), make_transcript(seed=2, name="t1")],
-                 ["passthrough", SlidingWindowEngine, ExplodingEngine],
-                 settings=HostSettings(context_length=4000, threshold_percent=0.5), progress=False)
+    return bench(
+        [make_transcript(name="t<0>"), make_transcript(seed=2, name="t1")],
+        ["passthrough", SlidingWindowEngine, ExplodingEngine],
+        settings=HostSettings(context_length=4000, threshold_percent=0.5),
+        progress=False,
+    )
 
 
 def test_report_is_self_contained_and_complete(sweep) -> None:
@@ -30,7 +40,9 @@ def test_report_is_self_contained_and_complete(sweep) -> None:
     assert all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
     assert "<h3>t&lt;0&gt;</h3>" in text  # transcript ids are escaped
     assert "Failed runs" in text and "boom in should_compress" in text
-    total = int(sweep.summaries.loc[sweep.summaries["engine"] == "sliding_window", "prompt_tokens_total"].sum())
+    total = int(
+        sweep.summaries.loc[sweep.summaries["engine"] == "sliding_window", "prompt_tokens_total"].sum()
+    )
     assert f"{total:,}" in text
 
 
@@ -54,12 +66,15 @@ def test_summaries_from_trace_match_the_replay(sweep) -> None:
 
 def test_files_and_siblings(sweep, tmp_path) -> None:
     paths = sweep.write(tmp_path, "parquet")
-    assert sibling_frames(paths["trace"]) == {"compactions": paths["compactions"], "summary": paths["summary"]}
+    assert sibling_frames(paths["trace"]) == {
+        "compactions": paths["compactions"],
+        "summary": paths["summary"],
+    }
     assert len(load_frame(paths["trace"])) == len(sweep.trace)
     with pytest.raises(ConfigError, match="no such file"):
         load_frame(tmp_path / "missing.csv")
     (tmp_path / "x.json").write_text("{}")
-    with pytest.raises(ConfigError, match="unsupported file type .json"):
+    with pytest.raises(ConfigError, match=r"unsupported file type \.json"):
         load_frame(tmp_path / "x.json")
     (tmp_path / "bad.parquet").write_text("not parquet")
     with pytest.raises(ConfigError, match="cannot read as parquet"):

@@ -12,8 +12,12 @@ from contextlab.widgets import Dashboard
 @pytest.fixture()
 def dashboard() -> Dashboard:
     transcripts = [make_transcript(name="long", turns=10), make_transcript(name="short", turns=3, seed=4)]
-    return Dashboard(transcripts, ["passthrough", SlidingWindowEngine], context_lengths=(4000, 8000),
-                     threshold_percent=0.75)
+    return Dashboard(
+        transcripts,
+        ["passthrough", SlidingWindowEngine],
+        context_lengths=(4000, 8000),
+        threshold_percent=0.75,
+    )
 
 
 def _summary(d: Dashboard, engine: str, column: str):
@@ -28,7 +32,10 @@ def test_initial_render(dashboard: Dashboard) -> None:
     assert set(dashboard.result.summaries["engine"]) == {"passthrough", "sliding_window"}
     assert _summary(dashboard, "sliding_window", "threshold_tokens") == 3000
     assert dashboard.figure is not None
-    assert {line.get_label() for line in dashboard.figure.axes[0].get_lines()} >= {"passthrough", "sliding_window"}
+    assert {line.get_label() for line in dashboard.figure.axes[0].get_lines()} >= {
+        "passthrough",
+        "sliding_window",
+    }
 
 
 def test_threshold_slider_changes_the_replay(dashboard: Dashboard) -> None:

@@ -12,22 +12,52 @@ from contextlab.bench import FRAME_NAMES, bench, collect_transcripts
 from contextlab.cli.common import add_host_options, engine_params, format_table, host_settings
 from contextlab.errors import ConfigError
 
-SHOWN = ["transcript", "engine", "params", "status", "requests", "compactions", "prompt_tokens_total", "prefix_share"]
+SHOWN = [
+    "transcript",
+    "engine",
+    "params",
+    "status",
+    "requests",
+    "compactions",
+    "prompt_tokens_total",
+    "prefix_share",
+]
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("bench", help="sweep transcripts x engines x parameters", description=__doc__)
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="transcript files (every conversation in each is replayed)")
-    parser.add_argument("--engine", action="append", default=[], metavar="NAME", help="engine name (repeatable; default passthrough)")
-    parser.add_argument(
-        "--grid", action="append", default=[], metavar="KEY=V1,V2",
-        help="sweep a host setting (threshold_percent, context_length, ...) or an engine parameter (repeatable)",
+    parser = subparsers.add_parser(
+        "bench", help="sweep transcripts x engines x parameters", description=__doc__
     )
-    parser.add_argument("--limit", type=int, default=None, metavar="N", help="use only the first N conversations")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="transcript files (every conversation in each is replayed)"
+    )
+    parser.add_argument(
+        "--engine",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="engine name (repeatable; default passthrough)",
+    )
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="sweep a host setting (threshold_percent, context_length, ...) or an engine parameter",
+    )
+    parser.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="use only the first N conversations"
+    )
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default 1)")
-    parser.add_argument("--out", default=None, metavar="DIR", help="write trace, compactions and summary files here")
-    parser.add_argument("--format", choices=["csv", "parquet"], default="csv", help="file format for --out (default csv)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar (also off when TQDM_DISABLE=1)")
+    parser.add_argument(
+        "--out", default=None, metavar="DIR", help="write trace, compactions and summary files here"
+    )
+    parser.add_argument(
+        "--format", choices=["csv", "parquet"], default="csv", help="file format for --out (default csv)"
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (also off when TQDM_DISABLE=1)"
+    )
     add_host_options(parser)
     parser.set_defaults(run=run)
 

@@ -11,12 +11,29 @@ from contextlab.report import load_frame, sibling_frames, write_report
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("report", help="HTML report from trace files", description=__doc__)
-    parser.add_argument("trace", metavar="TRACE", help="trace file (.csv or .parquet), e.g. from contextlab bench --out")
-    parser.add_argument("--compactions", default=None, metavar="FILE", help="compaction events (default: compactions.* beside TRACE)")
-    parser.add_argument("--summary", default=None, metavar="FILE", help="run summaries (default: summary.* beside TRACE)")
-    parser.add_argument("--out", default="report.html", metavar="FILE", help="output HTML file (default report.html)")
+    parser.add_argument(
+        "trace", metavar="TRACE", help="trace file (.csv or .parquet), e.g. from contextlab bench --out"
+    )
+    parser.add_argument(
+        "--compactions",
+        default=None,
+        metavar="FILE",
+        help="compaction events (default: compactions.* beside TRACE)",
+    )
+    parser.add_argument(
+        "--summary", default=None, metavar="FILE", help="run summaries (default: summary.* beside TRACE)"
+    )
+    parser.add_argument(
+        "--out", default="report.html", metavar="FILE", help="output HTML file (default report.html)"
+    )
     parser.add_argument("--title", default="contextlab report", help="page title")
-    parser.add_argument("--max-transcripts", type=int, default=8, metavar="N", help="transcripts with their own figures (default 8)")
+    parser.add_argument(
+        "--max-transcripts",
+        type=int,
+        default=8,
+        metavar="N",
+        help="transcripts with their own figures (default 8)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -27,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     summary_path = args.summary or siblings.get("summary")
     compactions = load_frame(compactions_path) if compactions_path else None
     summaries = load_frame(summary_path) if summary_path else None
-    out = write_report(Path(args.out), trace, compactions, summaries, title=args.title, max_transcripts=args.max_transcripts)
+    out = write_report(
+        Path(args.out), trace, compactions, summaries, title=args.title, max_transcripts=args.max_transcripts
+    )
     print(f"report written to {out}")
     return 0
