@@ -16,7 +16,8 @@
 #
 # A context engine is a `ContextEngine` subclass with four required members: `name`,
 # `update_from_response`, `should_compress` and `compress`. The same class runs unchanged in the
-# real host (`from agent.context_engine import ContextEngine` works here too).
+# real host: once `contextlab` is imported, `from agent.context_engine import ContextEngine` gives
+# this same class, so an engine written here imports exactly as the host's plugins do.
 #
 # Below: a sliding window that, past the threshold, keeps the last `keep_messages` messages. It
 # moves the cut forward to the next user message so that an assistant `tool_calls` message is never
@@ -26,9 +27,8 @@
 # %matplotlib inline
 from typing import Any
 
-from agent.context_engine import ContextEngine
-
 import contextlab
+from contextlab import ContextEngine
 from contextlab.examples import example_transcripts
 from contextlab.plots import plot_cumulative, plot_prompt_tokens
 
