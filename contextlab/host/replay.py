@@ -86,6 +86,7 @@ class ReplayHost:
         self._awaiting_usage = False
         self._pending_verdict = False
         self._attempts = 0
+        self._turn_index = 0
         self._request_index = 0
         self._row_triggers: list[str] = []
         self._row_pruned = False
@@ -125,7 +126,7 @@ class ReplayHost:
         }
         summary = summarize(trace, compactions, base, extra)
         summary["wall_s"] = time.perf_counter() - started
-        return ReplayResult(trace, compactions, summary, status, error, self.warnings)
+        return ReplayResult(trace, compactions, summary, status, error, self.warnings, self.engine)
 
     def _start_session(self) -> None:
         engine, settings = self.engine, self.settings
@@ -151,6 +152,7 @@ class ReplayHost:
 
     def _run_turn(self, turn: Turn) -> None:
         self._attempts = 0
+        self._turn_index = turn.index
         focus = self._manual.get(turn.index, _NO_MANUAL)
         if focus is not _NO_MANUAL:
             self._compact("manual", self._pressure(), focus_topic=focus, force=True)  # type: ignore[arg-type]
@@ -350,16 +352,18 @@ class ReplayHost:
             row.update(observer.observe(view))
         usage = self._usage(prompt, completion, row, recorded.reasoning_tokens if recorded else 0)
         self._engine_ms += request.engine_ms
+        row["engine_ms"] = self._engine_ms
+        self.rows.append(row)  # the request was sent, whatever the engine does with its usage
+        self._row_triggers, self._row_pruned = [], False
+        self._request_index += 1
+        started = self._engine_ms
         self._required("update_from_response", dict(usage))
+        row["engine_ms"] += self._engine_ms - started
+        self._engine_ms = 0.0
         if self._pending_verdict and 0 < prompt < self.engine.threshold_tokens:
             self._attempts = 0  # the host re-arms once a compaction is confirmed by real usage
         self._pending_verdict = False
         self._awaiting_usage = False
-        row["engine_ms"] = self._engine_ms
-        self.rows.append(row)
-        self._engine_ms = 0.0
-        self._row_triggers, self._row_pruned = [], False
-        self._request_index += 1
 
         appended = [assistant] + [self.transcript.messages[i] for i in step.tool_indices]
         self.history = [*self.history, *clone_messages(appended[:1])]
@@ -511,7 +515,7 @@ class ReplayHost:
         self.compaction_rows.append(
             {
                 **self._labels,
-                "turn": self.rows[-1]["turn"] if self.rows else 0,
+                "turn": self._turn_index,
                 "request": self._request_index,
                 "trigger": trigger,
                 "focus_topic": focus_topic,
