@@ -76,7 +76,8 @@ def compare(
 def params_label(settings: HostSettings, params: Mapping[str, Any] | None) -> str:
     """A stable, hashable id for a run's parameters (host settings that vary, then engine params)."""
     parts = [settings.label()]
-    parts += [f"{k}={params[k]!r}" for k in sorted(params or {})]
+    given = dict(params or {})
+    parts += [f"{k}={given[k]!r}" for k in sorted(given)]
     return ",".join(parts)
 
 
