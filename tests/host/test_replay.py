@@ -373,3 +373,36 @@ def test_real_tau_bench_conversation(shared_transcripts: Any) -> None:
     assert compacting.summary["compactions"] >= 1
     assert compacting.summary["violations"] == 0
     assert compacting.summary["prompt_tokens_max"] < result.summary["prompt_tokens_max"]
+
+
+def test_sentinel_minus_one_until_the_next_real_usage() -> None:
+    class Spy(KeepLastEngine):
+        seen_before_update: list[int] = []
+
+        def update_from_response(self, usage: dict[str, Any]) -> None:
+            self.seen_before_update.append(self.last_prompt_tokens)
+            super().update_from_response(usage)
+
+    result = run(Spy(threshold_tokens=900))
+    engine = result.engine
+    compressed = result.trace.index[result.trace["compressed"]].tolist()
+    assert compressed
+    for index in compressed:
+        assert engine.seen_before_update[index] == -1
+    assert engine.seen_before_update[0] == 0
+
+
+def test_deferral_skips_the_gates_only_while_the_estimate_is_not_anchored() -> None:
+    class Deferring(KeepLastEngine):
+        def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
+            return True
+
+    t = conversation(4)
+    t.messages[0]["content"] = "a long first ask " * 300  # over the threshold before any real usage
+    eager = run(KeepLastEngine(threshold_tokens=300), t)
+    deferring = run(Deferring(threshold_tokens=300), t)
+    # With no real usage yet, the eager engine's preflight fires on the rough estimate ...
+    assert eager.compactions.iloc[0][["request", "trigger"]].tolist() == [0, "preflight"]
+    # ... while the deferring one waits until a response has anchored the estimate.
+    assert deferring.compactions["request"].min() >= 1
+    assert len(deferring.compactions) > 0
