@@ -143,6 +143,10 @@ class ReplayHost:
         return ReplayResult(trace, compactions, summary, status, error, self.warnings, self.engine)
 
     def _start_session(self) -> None:
+        for observer in self.observers:
+            bind = getattr(observer, "bind", None)
+            if callable(bind):
+                bind(self.transcript)
         engine, settings = self.engine, self.settings
         if settings.threshold_percent is not None:
             engine.threshold_percent = settings.threshold_percent
@@ -366,6 +370,8 @@ class ReplayHost:
             fixed_overhead_tokens=self.settings.fixed_overhead_tokens,
             prompt_tokens=prompt,
             history=self.history,
+            transcript_index=step.assistant_index,
+            prefix_messages=prefix_messages,
         )
         for observer in self.observers:
             row.update(observer.observe(view))
