@@ -120,7 +120,11 @@ def main() -> None:
             f"{row['tokenize_once_s']:>16.3f} {row['overhead_ms_per_request']:>16.3f} {row['ratio']:>6.2f}"
         )
     growth = rows[1]["replay_s"] / rows[0]["replay_s"]
-    print(f"doubling the conversation multiplied replay time by {growth:.2f} (linear: ~2, quadratic: ~4)")
+    work = rows[1]["tokenize_once_s"] / rows[0]["tokenize_once_s"]
+    print(
+        f"the whole conversation took {growth:.2f}x the replay time of its first half, for {work:.2f}x the "
+        f"tokenization work: the ratio grew {rows[1]['ratio'] / rows[0]['ratio']:.2f}x (a linear host keeps it flat)"
+    )
 
 
 if __name__ == "__main__":

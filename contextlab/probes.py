@@ -6,15 +6,15 @@ context* when its text occurs in the final request payload (message contents and
 arguments, the JSON both raw and with escapes undone; engines.md §6, Q1). Engines that lose a fact
 show it here, request by request.
 
-Each distinct wire message is scanned once (one compiled alternation over all fact texts; a fact
-inside a longer fact is credited with it, two facts that merely overlap at their ends are not both
-seen), and a request that extends the previous one only scans its new messages.
+Each distinct wire message is scanned once for all facts together (an Aho-Corasick automaton), and a
+request that extends the previous one only scans its new messages, so probing stays linear.
 """
 
 from __future__ import annotations
 
 import json
-import re
+
+import ahocorasick
 from collections import Counter
 from typing import Any
 
@@ -53,9 +53,8 @@ class RetentionProbe:
 
     def __init__(self) -> None:
         self._facts: list[GoldFact] = []
-        self._pattern: re.Pattern[str] | None = None
         self._by_text: dict[str, list[int]] = {}
-        self._contained: dict[str, list[int]] = {}
+        self._automaton: Any = None
         self._memo: dict[int, tuple[Message, frozenset[int]]] = {}
         self._previous_found: list[frozenset[int]] = []
         self._counts: Counter[int] = Counter()
@@ -68,12 +67,14 @@ class RetentionProbe:
         self._by_text = {}
         for i, fact in enumerate(self._facts):
             self._by_text.setdefault(fact.text, []).append(i)
-        texts = sorted(self._by_text, key=len, reverse=True)
-        self._pattern = re.compile("|".join(re.escape(t) for t in texts)) if texts else None
-        # A match of a longer fact also contains every shorter fact inside it (matches do not overlap).
-        self._contained = {
-            text: sorted({i for other in texts if other in text for i in self._by_text[other]}) for text in texts
-        }
+        self._automaton = None
+        if self._by_text:
+            automaton = ahocorasick.Automaton()
+            for text, indices in self._by_text.items():
+                automaton.add_word(text, tuple(indices))
+            automaton.make_automaton()
+            self._automaton = automaton
+
 
     def clone(self) -> RetentionProbe:
         return RetentionProbe()
@@ -86,9 +87,10 @@ class RetentionProbe:
         if hit is not None and hit[0] is message:
             return hit[1]
         found: set[int] = set()
-        if self._pattern is not None:
-            for match in self._pattern.finditer(message_payload(message)):
-                found.update(self._contained[match.group(0)])
+        if self._automaton is not None:
+            # Aho-Corasick: one pass over the payload finds every fact, overlapping ones included.
+            for _end, indices in self._automaton.iter(message_payload(message)):
+                found.update(indices)
         result = frozenset(found)
         self._memo[id(message)] = (message, result)
         return result
