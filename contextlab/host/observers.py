@@ -28,6 +28,7 @@ class RequestView:
         fixed_overhead_tokens: Unseen prompt tokens added by the host settings.
         prompt_tokens: Exact prompt tokens of the whole request.
         history: The engine-managed working history at this request (with uids; do not mutate).
+        completion_tokens: Output tokens of the (recorded) response, for pricing.
     """
 
     turn: int
@@ -40,6 +41,7 @@ class RequestView:
     fixed_overhead_tokens: int
     prompt_tokens: int
     history: list[Message]
+    completion_tokens: int = 0
 
 
 @runtime_checkable

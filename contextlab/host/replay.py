@@ -345,6 +345,7 @@ class ReplayHost:
             fixed_overhead_tokens=self.settings.fixed_overhead_tokens,
             prompt_tokens=prompt,
             history=self.history,
+            completion_tokens=completion,
         )
         for observer in self.observers:
             row.update(observer.observe(view))
