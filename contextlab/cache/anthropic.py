@@ -68,8 +68,14 @@ class AnthropicProfile(CacheProfile):
     uses_markers = True
     default_model = "claude-opus-5-5"
 
-    def configure(self, *, min_tokens: int | None = None, lookback: int = LOOKBACK_POSITIONS,
-                  collapse_runs: bool = True, **rest: Any) -> None:
+    def configure(
+        self,
+        *,
+        min_tokens: int | None = None,
+        lookback: int = LOOKBACK_POSITIONS,
+        collapse_runs: bool = True,
+        **rest: Any,
+    ) -> None:
         super().configure(**rest)
         self.min_tokens = int(min_tokens) if min_tokens is not None else min_cacheable_tokens(self.model)
         self.lookback = int(lookback)
@@ -78,7 +84,8 @@ class AnthropicProfile(CacheProfile):
     def validate(self, markers: list[Marker]) -> str | None:
         """The 400 error a real request with these markers would get, else None."""
         if len(markers) > MAX_BREAKPOINTS:
-            return f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(markers)}."
+            found = len(markers)
+            return f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}."
         seen_5m = False
         for marker in sorted(markers, key=lambda m: m.block):
             if marker.ttl == "5m":

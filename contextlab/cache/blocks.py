@@ -171,7 +171,11 @@ class BlockRenderer:
             for kind, value, markable in _content_parts(role, message, system_split):
                 sent = value if isinstance(value, str) else _as_sent(value)
                 data = sent.encode("utf-8", "replace") if isinstance(sent, str) else sent
-                built.append(_Part(kind, len(data), _digest(role_bytes, b"\x00", kind.encode(), b"\x00", data), markable))
+                built.append(
+                    _Part(
+                        kind, len(data), _digest(role_bytes, b"\x00", kind.encode(), b"\x00", data), markable
+                    )
+                )
             if not built:
                 # A message with nothing in it still occupies the conversation (role framing).
                 built.append(_Part("text", 0, _digest(role_bytes, b"\x00empty"), False))
@@ -188,7 +192,9 @@ class BlockRenderer:
         key = freeze(tools)
         parts = self._tools_memo.get(key)
         if parts is None:
-            parts = tuple(_Part("tool", len(data), _digest(b"tool\x00", data), True) for data in map(_as_sent, tools))
+            parts = tuple(
+                _Part("tool", len(data), _digest(b"tool\x00", data), True) for data in map(_as_sent, tools)
+            )
             self._tools_memo[key] = parts
         self._tools_last = (tools, parts)
         return parts
@@ -291,10 +297,8 @@ def _spread(parts: tuple[_Part, ...], tokens: int, section: str, role: str, mess
     out: list[Block] = []
     given = 0
     for i, p in enumerate(parts):
-        if i == len(parts) - 1:
-            share = tokens - given
-        else:
-            share = tokens * (p.chars or 1) // total_chars
+        last = i == len(parts) - 1
+        share = tokens - given if last else tokens * (p.chars or 1) // total_chars
         given += share
         out.append(Block(section, role, p.kind, message, i, share, p.chars, p.digest))
     return out

@@ -33,8 +33,15 @@ class DeepSeekProfile(CacheProfile):
     provider = "deepseek"
     default_model = "deepseek-flash"
 
-    def configure(self, *, interval: int = LEGACY_UNIT, legacy: bool = False, ttl: str | float = "24h",
-                  recent: int = 8, **rest: Any) -> None:
+    def configure(
+        self,
+        *,
+        interval: int = LEGACY_UNIT,
+        legacy: bool = False,
+        ttl: str | float = "24h",
+        recent: int = 8,
+        **rest: Any,
+    ) -> None:
         super().configure(**rest)
         if interval < 1:
             raise ConfigError(f"deepseek: interval must be >= 1, got {interval}")
@@ -69,7 +76,7 @@ class DeepSeekProfile(CacheProfile):
                 if nxt.role == "assistant":
                     self._unit(hashes[stop], cum[stop], at)
         hit = 0
-        for i, key in enumerate(hashes):
+        for key in hashes:
             tokens = self._units.get(key)
             if tokens is not None and self.store.readable(key, t) is not None:
                 hit = max(hit, tokens)
@@ -77,8 +84,8 @@ class DeepSeekProfile(CacheProfile):
         # Units this request persists (readable by later requests only).
         self._unit(hashes[-1], cum[-1], t)
         k = self.interval
-        for i in range(1, len(cum)):
-            if cum[i] // k > cum[i - 1] // k:
+        for i in range(len(cum)):
+            if cum[i] // k > (cum[i - 1] if i else 0) // k:
                 self._unit(hashes[i], (cum[i] // k) * k, t)
         for old, _ in self._recent:
             shared = 0

@@ -52,8 +52,15 @@ class GeminiProfile(CacheProfile):
     provider = "gemini"
     default_model = "gemini-3.6-flash"
 
-    def configure(self, *, min_tokens: int | None = None, granularity: int = 1, hit_prob: float = 1.0,
-                  ttl: str | float = "1h", **rest: Any) -> None:
+    def configure(
+        self,
+        *,
+        min_tokens: int | None = None,
+        granularity: int = 1,
+        hit_prob: float = 1.0,
+        ttl: str | float = "1h",
+        **rest: Any,
+    ) -> None:
         super().configure(**rest)
         if not 0.0 <= hit_prob <= 1.0:
             raise ConfigError(f"gemini: hit_prob must be in [0, 1], got {hit_prob}")

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from contextlab.cache.blocks import BlockRenderer
-from contextlab.cache.pricing import PriceTable, load_prices, request_cost, uncached_cost
 from contextlab.cache.policies import Policy, make_policy
 from contextlab.cache.prefix import PrefixProfile
+from contextlab.cache.pricing import PriceTable, load_prices, request_cost, uncached_cost
 from contextlab.cache.profiles import CacheProfile, CacheResult, make_profile
 from contextlab.host.observers import RequestObserver, RequestView
 
@@ -55,8 +55,10 @@ class CacheObserver:
         self.keys = _keys(self.profiles)
         self._price_rows = [self._price(p) for p in self.profiles]
         self._renderer = BlockRenderer()
-        self._totals = [dict.fromkeys(("total", "read", "write", "uncached", "cost", "base_cost"), 0.0)
-                        for _ in self.profiles]
+        self._totals = [
+            dict.fromkeys(("total", "read", "write", "uncached", "cost", "base_cost"), 0.0)
+            for _ in self.profiles
+        ]
         self.results: list[list[CacheResult]] = [[] for _ in self.profiles]
 
     def _price(self, profile: CacheProfile) -> Any:
@@ -128,7 +130,9 @@ class CacheObserver:
 
     def clone(self) -> RequestObserver:
         """A fresh observer: same profiles, policy and prices; empty stores."""
-        return CacheObserver([p.clone() for p in self.profiles], self.policy, prices=self.prices, batch=self.batch)
+        return CacheObserver(
+            [p.clone() for p in self.profiles], self.policy, prices=self.prices, batch=self.batch
+        )
 
 
 def _keys(profiles: list[CacheProfile]) -> list[str]:

@@ -57,8 +57,16 @@ class OpenAIProfile(CacheProfile):
     provider = "openai"
     default_model = "gpt-6.2-sol"
 
-    def configure(self, *, mode: str = "auto", retention: str | None = None, idle_ttl: str | float = "10m",
-                  ttl: str = "30m", explicit_only: bool = False, **rest: Any) -> None:
+    def configure(
+        self,
+        *,
+        mode: str = "auto",
+        retention: str | None = None,
+        idle_ttl: str | float = "10m",
+        ttl: str = "30m",
+        explicit_only: bool = False,
+        **rest: Any,
+    ) -> None:
         super().configure(**rest)
         if mode not in ("auto", "prefix", "breakpoints"):
             raise ConfigError(f"openai: mode must be auto, prefix or breakpoints, got {mode!r}")
@@ -102,7 +110,7 @@ class OpenAIProfile(CacheProfile):
         if read_key:
             self.store.touch(read_key, t)
         explicit = sorted({m.block for m in markers if request.blocks[m.block].section == "messages"})
-        planned = explicit[-MAX_NEW_WRITES:] if self.explicit_only else explicit[-(MAX_NEW_WRITES - 1):]
+        planned = explicit[-MAX_NEW_WRITES:] if self.explicit_only else explicit[-(MAX_NEW_WRITES - 1) :]
         if not self.explicit_only and request.message_ends:
             planned = sorted({*planned, request.message_ends[-1]})
         writes = [b for b in planned if cum[b] >= MIN_PREFIX and cum[b] > read]

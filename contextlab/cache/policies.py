@@ -41,9 +41,11 @@ class Policy(ABC):
 
     def _mark(self, blocks: list[int]) -> list[Marker]:
         unique = sorted(set(b for b in blocks if b >= 0))
-        return [Marker(b, self.ttl) for b in unique[-MAX_MARKERS:]] if len(unique) > MAX_MARKERS else [
-            Marker(b, self.ttl) for b in unique
-        ]
+        return (
+            [Marker(b, self.ttl) for b in unique[-MAX_MARKERS:]]
+            if len(unique) > MAX_MARKERS
+            else [Marker(b, self.ttl) for b in unique]
+        )
 
 
 # ---------------------------------------------------------------------- block helpers
@@ -90,9 +92,8 @@ def eligible(message: Message, *, tool_part_markers: bool = True) -> bool:
     if role == "tool" and not tool_part_markers:
         return False
     content = message.get("content")
-    if role in ("assistant", "tool") and not (content_text(message).strip() if content is not None else ""):
-        return False
-    return True
+    has_text = bool(content_text(message).strip()) if content is not None else False
+    return role not in ("assistant", "tool") or has_text
 
 
 # ---------------------------------------------------------------------- policies
@@ -160,25 +161,36 @@ class HermesCurrent(SystemAnd3):
 
     name = "hermes_current"
 
-    def __init__(self, ttl: str = "5m", *, static_prefix: str | None = None, tool_plan: bool = False,
-                 tool_part_markers: bool = True) -> None:
+    def __init__(
+        self,
+        ttl: str = "5m",
+        *,
+        static_prefix: str | None = None,
+        tool_plan: bool = False,
+        tool_part_markers: bool = True,
+    ) -> None:
         super().__init__(ttl, tool_part_markers=tool_part_markers)
         self.static_prefix = static_prefix
         self.tool_plan = tool_plan
 
     def system_split(self, system_text: str) -> int | None:
         prefix = self.static_prefix
-        if prefix and system_text.startswith(prefix) and system_text[len(prefix):].strip():
+        if prefix and system_text.startswith(prefix) and system_text[len(prefix) :].strip():
             return len(prefix)
         return None
 
     def markers(self, request: RenderedRequest, messages: list[Message]) -> list[Marker]:
-        split = bool(messages) and messages[0].get("role") == "system" and self.system_split(
-            str(messages[0].get("content") or "")) is not None
+        split = (
+            bool(messages)
+            and messages[0].get("role") == "system"
+            and self.system_split(str(messages[0].get("content") or "")) is not None
+        )
         system_blocks = [i for i, b in enumerate(request.blocks) if b.message == 0 and b.section == "system"]
         if self.tool_plan and split:
             tools = [i for i, b in enumerate(request.blocks) if b.section == "tools"]
-            return self._mark([system_blocks[0], tools[-1] if tools else -1, *self._endpoints(request, messages)])
+            return self._mark(
+                [system_blocks[0], tools[-1] if tools else -1, *self._endpoints(request, messages)]
+            )
         if not split:
             return super().markers(request, messages)
         return self._mark([*system_blocks[:2], *self._last_messages(request, messages, 2)])
@@ -249,7 +261,8 @@ class RollingAnchor(Policy):
 
 
 POLICIES: dict[str, type[Policy]] = {
-    cls.name: cls for cls in (NoCaching, Automatic, SystemOnly, SystemAnd3, HermesCurrent, ClaudeCodeLike, RollingAnchor)
+    cls.name: cls
+    for cls in (NoCaching, Automatic, SystemOnly, SystemAnd3, HermesCurrent, ClaudeCodeLike, RollingAnchor)
 }
 
 
@@ -307,7 +320,9 @@ def _strip(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-def _place(out: list[Message], index: int, part: int, kind: str, control: dict[str, Any], split: int | None) -> None:
+def _place(
+    out: list[Message], index: int, part: int, kind: str, control: dict[str, Any], split: int | None
+) -> None:
     message = out[index]
     content = message.get("content")
     if message.get("role") == "tool" or kind == "tool_use" or not content:
@@ -316,13 +331,21 @@ def _place(out: list[Message], index: int, part: int, kind: str, control: dict[s
     if isinstance(content, str):
         if split is not None and 0 < split < len(content):
             if not (isinstance(message.get("content"), list)):
-                message["content"] = [{"type": "text", "text": content[:split]}, {"type": "text", "text": content[split:]}]
+                message["content"] = [
+                    {"type": "text", "text": content[:split]},
+                    {"type": "text", "text": content[split:]},
+                ]
             message["content"][min(part, 1)]["cache_control"] = dict(control)
         else:
             message["content"] = [{"type": "text", "text": content, "cache_control": dict(control)}]
         return
     if isinstance(content, list):
-        offset = 1 if message.get("role") == "assistant" and (message.get("reasoning_content") or message.get("reasoning")) else 0
+        offset = (
+            1
+            if message.get("role") == "assistant"
+            and (message.get("reasoning_content") or message.get("reasoning"))
+            else 0
+        )
         position = min(max(part - offset, 0), len(content) - 1)
         target = content[position]
         if isinstance(target, dict):

@@ -103,7 +103,7 @@ def _read(text: str, where: str) -> list[Price]:
 
 
 def load_prices(user_file: str | Path | None = None) -> PriceTable:
-    """The shipped table, with rows from ``user_file`` (or ``$CONTEXTLAB_PRICES``) replacing or adding rows."""
+    """The shipped table; rows from ``user_file`` (or ``$CONTEXTLAB_PRICES``) replace or add rows."""
     shipped = resources.files("contextlab.cache").joinpath("prices.yaml").read_text(encoding="utf-8")
     rows = _read(shipped, "contextlab/cache/prices.yaml")
     path = user_file or os.environ.get(PRICES_ENV)
@@ -132,9 +132,16 @@ def _in_peak(price: Price, timestamp: float | None) -> bool:
     return False
 
 
-def request_cost(result: CacheResult, price: Price | None, output_tokens: int = 0, *,
-                 timestamp: float | None = None, read_mult: float | None = None,
-                 write_mult: float | None = None, batch: bool = False) -> float:
+def request_cost(
+    result: CacheResult,
+    price: Price | None,
+    output_tokens: int = 0,
+    *,
+    timestamp: float | None = None,
+    read_mult: float | None = None,
+    write_mult: float | None = None,
+    batch: bool = False,
+) -> float:
     """USD for one request: uncached·in + read·r + Σ write_ttl·w_ttl + out·o, per 1M tokens.
 
     Applies the long-context factor (whole request above the threshold), DeepSeek's off-peak factor

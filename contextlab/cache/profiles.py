@@ -43,7 +43,9 @@ def lcp_result(total: int, read: int, write_ttl: str | None = None, write: int =
     """A result for providers that bill no writes (or bill ``write`` at one TTL)."""
     read = max(0, min(read, total))
     write = max(0, min(write, total - read))
-    return CacheResult(total, read, write, total - read - write, {write_ttl: write} if write_ttl and write else {})
+    return CacheResult(
+        total, read, write, total - read - write, {write_ttl: write} if write_ttl and write else {}
+    )
 
 
 class CacheProfile(ABC):
@@ -61,8 +63,15 @@ class CacheProfile(ABC):
     uses_markers: ClassVar[bool] = False
     default_model: ClassVar[str] = ""
 
-    def __init__(self, model: str | None = None, *, token_scale: float = 1.0, ttft: float = 0.0, seed: int = 0,
-                 **options: Any) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        token_scale: float = 1.0,
+        ttft: float = 0.0,
+        seed: int = 0,
+        **options: Any,
+    ) -> None:
         if token_scale <= 0:
             raise ConfigError(f"{self.provider}: token_scale must be positive, got {token_scale}")
         self.model = model or self.default_model
@@ -85,7 +94,9 @@ class CacheProfile(ABC):
 
     def clone(self) -> CacheProfile:
         """A fresh profile with the same configuration and an empty store."""
-        return type(self)(self.model, token_scale=self.token_scale, ttft=self.ttft, seed=self.seed, **self.options)
+        return type(self)(
+            self.model, token_scale=self.token_scale, ttft=self.ttft, seed=self.seed, **self.options
+        )
 
     @abstractmethod
     def simulate(self, request: RenderedRequest, markers: list[Marker], t: float) -> CacheResult:
@@ -156,7 +167,9 @@ def make_profile(spec: str | CacheProfile, **options: Any) -> CacheProfile:
     provider, _, model = spec.partition(":")
     target = PROFILE_CLASSES.get(provider.strip().lower())
     if target is None:
-        raise ConfigError(f"unknown cache provider {provider!r}; expected one of {', '.join(PROFILE_CLASSES)}")
+        raise ConfigError(
+            f"unknown cache provider {provider!r}; expected one of {', '.join(PROFILE_CLASSES)}"
+        )
     import importlib
 
     module, _, name = target.partition(":")

@@ -63,8 +63,13 @@ def detect_shape(usage: Mapping[str, Any]) -> str:
     keys = set(usage)
     if "prompt_cache_hit_tokens" in keys or "prompt_cache_miss_tokens" in keys:
         return "deepseek"
-    if keys & {"promptTokenCount", "prompt_token_count", "cachedContentTokenCount", "cached_content_token_count",
-               "total_cached_tokens"}:
+    if keys & {
+        "promptTokenCount",
+        "prompt_token_count",
+        "cachedContentTokenCount",
+        "cached_content_token_count",
+        "total_cached_tokens",
+    }:
         return "gemini"
     if keys & {"cacheReadInputTokens", "cacheWriteInputTokens", "inputTokens"}:
         return "bedrock"
@@ -135,47 +140,83 @@ def parse_usage(obj: Any, *, where: str = "usage") -> NormalizedUsage:
         write = _int(usage, "cache_creation_input_tokens") or (w5 + w1)
         uncached = _int(usage, "input_tokens")
         reason = _sub(_sub(usage, "diagnostics"), "cache_miss_reason").get("type")
-        return NormalizedUsage(shape, read + write + uncached, read, write, uncached, _int(usage, "output_tokens"),
-                               0, w5, w1, None, str(reason) if reason else None, raw)
+        return NormalizedUsage(
+            shape,
+            read + write + uncached,
+            read,
+            write,
+            uncached,
+            _int(usage, "output_tokens"),
+            0,
+            w5,
+            w1,
+            None,
+            str(reason) if reason else None,
+            raw,
+        )
     if shape in ("openai_chat", "openrouter"):
         details = _sub(usage, "prompt_tokens_details")
         total = _int(usage, "prompt_tokens")
         read = _int(details, "cached_tokens")
         write = _int(details, "cache_write_tokens", "cache_creation_input_tokens") or _int(
-            usage, "cache_creation_input_tokens")
+            usage, "cache_creation_input_tokens"
+        )
         creation = _sub(details, "cache_creation")
         w5, w1 = _int(creation, "ephemeral_5m_input_tokens"), _int(creation, "ephemeral_1h_input_tokens")
         if not write:
             write = w5 + w1
         reasoning = _int(_sub(usage, "completion_tokens_details"), "reasoning_tokens")
         cost = usage.get("cost")
-        return NormalizedUsage(shape, total, read, write, max(0, total - read - write),
-                               _int(usage, "completion_tokens"), reasoning, w5, w1,
-                               float(cost) if isinstance(cost, (int, float)) else None, None, raw)
+        return NormalizedUsage(
+            shape,
+            total,
+            read,
+            write,
+            max(0, total - read - write),
+            _int(usage, "completion_tokens"),
+            reasoning,
+            w5,
+            w1,
+            float(cost) if isinstance(cost, (int, float)) else None,
+            None,
+            raw,
+        )
     if shape == "openai_responses":
         details = _sub(usage, "input_tokens_details")
         total = _int(usage, "input_tokens")
         read, write = _int(details, "cached_tokens"), _int(details, "cache_write_tokens")
         reasoning = _int(_sub(usage, "output_tokens_details"), "reasoning_tokens")
-        return NormalizedUsage(shape, total, read, write, max(0, total - read - write),
-                               _int(usage, "output_tokens"), reasoning, raw=raw)
+        return NormalizedUsage(
+            shape,
+            total,
+            read,
+            write,
+            max(0, total - read - write),
+            _int(usage, "output_tokens"),
+            reasoning,
+            raw=raw,
+        )
     if shape == "gemini":
         total = _int(usage, "promptTokenCount", "prompt_token_count", "total_input_tokens")
         read = _int(usage, "cachedContentTokenCount", "cached_content_token_count", "total_cached_tokens")
         output = _int(usage, "candidatesTokenCount", "candidates_token_count", "total_output_tokens")
         thoughts = _int(usage, "thoughtsTokenCount", "thoughts_token_count", "total_thought_tokens")
-        return NormalizedUsage(shape, total, read, 0, max(0, total - read), output + thoughts, thoughts, raw=raw)
+        return NormalizedUsage(
+            shape, total, read, 0, max(0, total - read), output + thoughts, thoughts, raw=raw
+        )
     if shape == "deepseek":
         hit, miss = _int(usage, "prompt_cache_hit_tokens"), _int(usage, "prompt_cache_miss_tokens")
         total = _int(usage, "prompt_tokens") or hit + miss
         reasoning = _int(_sub(usage, "completion_tokens_details"), "reasoning_tokens")
-        return NormalizedUsage(shape, total, hit, 0, max(0, total - hit), _int(usage, "completion_tokens"),
-                               reasoning, raw=raw)
+        return NormalizedUsage(
+            shape, total, hit, 0, max(0, total - hit), _int(usage, "completion_tokens"), reasoning, raw=raw
+        )
     if shape == "bedrock":
         read, write = _int(usage, "cacheReadInputTokens"), _int(usage, "cacheWriteInputTokens")
         uncached = _int(usage, "inputTokens")
-        return NormalizedUsage(shape, read + write + uncached, read, write, uncached, _int(usage, "outputTokens"),
-                               raw=raw)
+        return NormalizedUsage(
+            shape, read + write + uncached, read, write, uncached, _int(usage, "outputTokens"), raw=raw
+        )
     raise TranscriptError(where, None, f"unrecognised usage shape with keys {sorted(usage)[:8]}")
 
 
