@@ -148,6 +148,7 @@ def calibrate(
     policy: str | Policy | None = None,
     index: int = 0,
     fit_scale: bool = True,
+    fit_hit_prob: bool = True,
     **profile_options: Any,
 ) -> Calibration:
     """Replay ``transcript`` as recorded and compare simulated with recorded cache reads per request.
@@ -158,6 +159,8 @@ def calibrate(
         policy: Placement policy; default ``claude_code`` for Claude Code logs, else ``none``.
         index: Which conversation of a multi-conversation file.
         fit_scale: Fit a tokenizer scale (provider tokens per counted token) over all requests.
+        fit_hit_prob: For best-effort providers (Gemini), fit ``hit_prob`` as the share of requests
+            the recording served from cache among those the simulation could serve.
         **profile_options: Passed to the profile (e.g. ``granularity=2048`` for Gemini).
 
     Raises:
@@ -185,14 +188,32 @@ def calibrate(
     first = int(np.argmax(known))
     prefix = max(0, round(totals[first] - scale * counted[first]))
 
-    if isinstance(spec, CacheProfile):
-        profile = spec.clone()
-        profile.token_scale = scale
-    else:
-        profile = make_profile(spec, token_scale=scale, **profile_options)
-    observer = CacheObserver(profile, chosen_policy)
-    result = replay(transcript, engine, _settings(transcript, prefix), observers=[observer])
-    trace = result.trace
+    def simulate(options: dict[str, Any]) -> tuple[CacheProfile, pd.DataFrame, pd.DataFrame]:
+        if isinstance(spec, CacheProfile):
+            profile = spec.clone()
+            profile.token_scale = scale
+        else:
+            profile = make_profile(spec, token_scale=scale, **options)
+        observer = CacheObserver(profile, chosen_policy)
+        trace = replay(transcript, engine, _settings(transcript, prefix), observers=[observer]).trace
+        return profile, trace, _frame(recorded, trace)
+
+    profile, trace, frame = simulate(profile_options)
+    fitted_hit_prob = None
+    if fit_hit_prob and hasattr(profile, "hit_prob") and "hit_prob" not in profile_options:
+        # Best-effort providers: the share of requests the recording missed although a prefix was there.
+        served = frame.dropna(subset=["recorded_read"])
+        served = served[served["simulated_read"] > 0]
+        if len(served):
+            fitted_hit_prob = round(float((served["recorded_read"] > 0).mean()), 4)
+            profile, trace, frame = simulate({**profile_options, "hit_prob": fitted_hit_prob})
+    summary = _summarize(transcript, frame, profile, chosen_policy, prefix, scale, totals[first], counted[first])
+    summary["hit_prob"] = getattr(profile, "hit_prob", None)
+    summary["hit_prob_fitted"] = fitted_hit_prob is not None
+    return Calibration(frame, summary, trace)
+
+
+def _frame(recorded: list[tuple[int, NormalizedUsage | None]], trace: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for i, ((message_index, usage), (_, row)) in enumerate(zip(recorded, trace.iterrows(), strict=True)):
         rows.append({
@@ -208,8 +229,7 @@ def calibrate(
         })
     frame = pd.DataFrame(rows, columns=CALIBRATION_COLUMNS[:-1])
     frame["read_error"] = frame["simulated_read"] - frame["recorded_read"]
-    summary = _summarize(transcript, frame, profile, chosen_policy, prefix, scale, totals[first], counted[first])
-    return Calibration(frame, summary, trace)
+    return frame
 
 
 def _summarize(transcript: Transcript, frame: pd.DataFrame, profile: CacheProfile, policy: Policy,

@@ -28,15 +28,25 @@ MIN_IMPLICIT: tuple[tuple[str, int], ...] = (
 )
 DEFAULT_MIN = 4096
 
+GRANULARITY: tuple[tuple[str, int], ...] = (
+    # Undocumented. The recorded Gemini 3 Pro runs (mini-swe-agent, via OpenRouter) show cached
+    # counts sitting just under multiples of 2,048 tokens (4058, 6081, 8141, 10169, ...).
+    ("gemini-3-pro", 2048),
+)
 
-def min_implicit_tokens(model: str) -> int:
-    """Implicit-cache minimum for ``model`` (longest name prefix; default 4,096)."""
+
+def _by_prefix(table: tuple[tuple[str, int], ...], model: str, default: int) -> int:
     name = model.lower().rsplit("/", 1)[-1]
-    best = ("", DEFAULT_MIN)
-    for prefix, value in MIN_IMPLICIT:
+    best = ("", default)
+    for prefix, value in table:
         if name.startswith(prefix) and len(prefix) > len(best[0]):
             best = (prefix, value)
     return best[1]
+
+
+def min_implicit_tokens(model: str) -> int:
+    """Implicit-cache minimum for ``model`` (longest name prefix; default 4,096)."""
+    return _by_prefix(MIN_IMPLICIT, model, DEFAULT_MIN)
 
 
 class GeminiProfile(CacheProfile):
@@ -44,7 +54,8 @@ class GeminiProfile(CacheProfile):
 
     Options:
         min_tokens: Override the model minimum.
-        granularity: Round hits down to a multiple of this many tokens (default 1: none).
+        granularity: Round hits down to a multiple of this many tokens (default: 2,048 for Gemini 3
+            Pro, as observed in recorded usage; else 1, no rounding).
         hit_prob: Probability that an available prefix is actually served from cache (default 1.0).
         ttl: Lifetime of a stored prefix since last use (default ``1h``; undocumented, Vertex ≤ 24 h).
     """
@@ -56,7 +67,7 @@ class GeminiProfile(CacheProfile):
         self,
         *,
         min_tokens: int | None = None,
-        granularity: int = 1,
+        granularity: int | None = None,
         hit_prob: float = 1.0,
         ttl: str | float = "1h",
         **rest: Any,
@@ -64,6 +75,8 @@ class GeminiProfile(CacheProfile):
         super().configure(**rest)
         if not 0.0 <= hit_prob <= 1.0:
             raise ConfigError(f"gemini: hit_prob must be in [0, 1], got {hit_prob}")
+        if granularity is None:
+            granularity = _by_prefix(GRANULARITY, self.model, 1)
         if granularity < 1:
             raise ConfigError(f"gemini: granularity must be >= 1, got {granularity}")
         self.min_tokens = int(min_tokens) if min_tokens is not None else min_implicit_tokens(self.model)
