@@ -153,6 +153,9 @@ class BlockRenderer:
 
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[Message, int | None, tuple[_Part, ...]]] = {}
+        # Blocks of a message at a given position and token count: unchanged messages in an
+        # append-only history hit this every request, so a request costs a dict lookup per message.
+        self._blocks: dict[int, tuple[Message, int, int, int | None, list[Block]]] = {}
         self._by_content: dict[Any, tuple[_Part, ...]] = {}
         self._tools_memo: dict[Any, tuple[_Part, ...]] = {}
         self._tools_last: tuple[list[dict[str, Any]], tuple[_Part, ...]] | None = None
@@ -231,12 +234,25 @@ class BlockRenderer:
             digest = _digest(b"overhead\x00", str(overhead_tokens).encode())
             blocks.append(Block("system", "system", "overhead", -2, 0, overhead_tokens, 0, digest))
         message_ends: list[int] = []
+        memo = self._blocks
         for index, (message, tokens) in enumerate(zip(messages, message_tokens, strict=True)):
-            role = str(message.get("role") or "")
-            split = system_split if index == 0 and role == "system" else None
-            parts = self._message_parts(message, split)
-            section = "system" if role in ("system", "developer") and index == 0 else "messages"
-            blocks.extend(_spread(parts, tokens, section, role, index))
+            hit = memo.get(id(message))
+            if (
+                hit is not None
+                and hit[0] is message
+                and hit[1] == index
+                and hit[2] == tokens
+                and (index or hit[3] == system_split)
+            ):
+                blocks.extend(hit[4])
+            else:
+                role = str(message.get("role") or "")
+                split = system_split if index == 0 and role == "system" else None
+                parts = self._message_parts(message, split)
+                section = "system" if role in ("system", "developer") and index == 0 else "messages"
+                built = _spread(parts, tokens, section, role, index)
+                memo[id(message)] = (message, index, tokens, system_split, built)
+                blocks.extend(built)
             message_ends.append(len(blocks) - 1)
         rendered = self._cumulate(blocks, overhead_tokens, total_tokens)
         rendered.message_ends = message_ends
@@ -251,23 +267,32 @@ class BlockRenderer:
         # O(new blocks) in hashing, not O(request).
         previous = self._previous
         shared = 0
+        position_of = [0] * n
+        positions: list[int] = []
+        running_tokens = running_chars = 0
         if previous is not None:
             limit = min(n, len(previous.blocks))
             old = previous.blocks
             while shared < limit and (old[shared] is blocks[shared] or old[shared] == blocks[shared]):
                 shared += 1
-            hashes[:shared] = previous.hashes[:shared]
-        running_tokens = running_chars = 0
-        for i, block in enumerate(blocks):
+            if shared:
+                # Everything about the shared leading blocks is what the previous request computed.
+                hashes[:shared] = previous.hashes[:shared]
+                cum_tokens[:shared] = previous.cum_tokens[:shared]
+                cum_chars[:shared] = previous.cum_chars[:shared]
+                position_of[:shared] = previous.position_of[:shared]
+                last_position = previous.position_of[shared - 1]
+                positions = previous.positions[: last_position + 1]
+                positions[-1] = shared - 1  # a run may have continued past the shared part
+                running_tokens = cum_tokens[shared - 1]
+                running_chars = cum_chars[shared - 1]
+        for i in range(shared, n):
+            block = blocks[i]
             running_tokens += block.tokens
             running_chars += block.chars
             cum_tokens[i] = running_tokens
             cum_chars[i] = running_chars
-            if i >= shared:
-                hashes[i] = _digest(hashes[i - 1] if i else b"", block.digest)
-        position_of = [0] * n
-        positions: list[int] = []
-        for i, block in enumerate(blocks):
+            hashes[i] = _digest(hashes[i - 1] if i else b"", block.digest)
             if i and block.kind in RUN_KINDS and blocks[i - 1].kind == block.kind:
                 positions[-1] = i
             else:

@@ -51,8 +51,12 @@ class RecordedCompactions(PassthroughEngine):
     Summaries are recognised by the importer's ``display_kind`` mark or by their text.
     """
 
-    def __init__(self, summaries: frozenset[str] = frozenset(), context_length: int = 0,
-                 threshold_percent: float = 0.75) -> None:
+    def __init__(
+        self,
+        summaries: frozenset[str] = frozenset(),
+        context_length: int = 0,
+        threshold_percent: float = 0.75,
+    ) -> None:
         super().__init__(context_length, threshold_percent)
         self.summaries = summaries
 
@@ -112,11 +116,18 @@ def recorded_usage(transcript: Transcript) -> list[tuple[int, NormalizedUsage | 
             parsed: NormalizedUsage | None = None
             if usage is not None:
                 if usage.raw:
-                    parsed = parse_usage(usage.raw, where=f"{transcript.source}: message {step.assistant_index}")
+                    parsed = parse_usage(
+                        usage.raw, where=f"{transcript.source}: message {step.assistant_index}"
+                    )
                 else:
                     parsed = NormalizedUsage(
-                        "recorded", usage.prompt_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-                        usage.input_tokens, usage.completion_tokens, usage.reasoning_tokens,
+                        "recorded",
+                        usage.prompt_tokens,
+                        usage.cache_read_tokens,
+                        usage.cache_write_tokens,
+                        usage.input_tokens,
+                        usage.completion_tokens,
+                        usage.reasoning_tokens,
                     )
             out.append((step.assistant_index, parsed))
     return out
@@ -173,12 +184,16 @@ def calibrate(
     chosen_policy = make_policy(policy if policy is not None else guessed_policy)
     recorded = recorded_usage(transcript)
     if not any(u is not None for _, u in recorded):
-        raise ConfigError(f"{transcript.source or transcript.transcript_id}: no recorded usage to calibrate against")
+        raise ConfigError(
+            f"{transcript.source or transcript.transcript_id}: no recorded usage to calibrate against"
+        )
     summaries = frozenset(e.summary for e in transcript.events if e.summary)
     engine = RecordedCompactions(summaries)
 
     # Pass 1: counted tokens per request without any prefix, to fit the prefix and the scale.
-    counted = replay(transcript, engine, _settings(transcript, 0)).trace["prompt_tokens"].to_numpy(dtype=float)
+    counted = (
+        replay(transcript, engine, _settings(transcript, 0)).trace["prompt_tokens"].to_numpy(dtype=float)
+    )
     totals = np.array([u.total_in if u is not None else np.nan for _, u in recorded], dtype=float)
     known = ~np.isnan(totals)
     scale = 1.0
@@ -207,7 +222,9 @@ def calibrate(
         if len(served):
             fitted_hit_prob = round(float((served["recorded_read"] > 0).mean()), 4)
             profile, trace, frame = simulate({**profile_options, "hit_prob": fitted_hit_prob})
-    summary = _summarize(transcript, frame, profile, chosen_policy, prefix, scale, totals[first], counted[first])
+    summary = _summarize(
+        transcript, frame, profile, chosen_policy, prefix, scale, totals[first], counted[first]
+    )
     summary["hit_prob"] = getattr(profile, "hit_prob", None)
     summary["hit_prob_fitted"] = fitted_hit_prob is not None
     return Calibration(frame, summary, trace)
@@ -216,24 +233,36 @@ def calibrate(
 def _frame(recorded: list[tuple[int, NormalizedUsage | None]], trace: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for i, ((message_index, usage), (_, row)) in enumerate(zip(recorded, trace.iterrows(), strict=True)):
-        rows.append({
-            "request": i,
-            "message_index": message_index,
-            "timestamp": row["timestamp"],
-            "recorded_total": usage.total_in if usage else np.nan,
-            "recorded_read": usage.cache_read if usage else np.nan,
-            "recorded_write": usage.cache_write if usage else np.nan,
-            "simulated_total": int(row["cache_read_tokens"] + row["cache_write_tokens"] + row["uncached_tokens"]),
-            "simulated_read": int(row["cache_read_tokens"]),
-            "simulated_write": int(row["cache_write_tokens"]),
-        })
+        rows.append(
+            {
+                "request": i,
+                "message_index": message_index,
+                "timestamp": row["timestamp"],
+                "recorded_total": usage.total_in if usage else np.nan,
+                "recorded_read": usage.cache_read if usage else np.nan,
+                "recorded_write": usage.cache_write if usage else np.nan,
+                "simulated_total": int(
+                    row["cache_read_tokens"] + row["cache_write_tokens"] + row["uncached_tokens"]
+                ),
+                "simulated_read": int(row["cache_read_tokens"]),
+                "simulated_write": int(row["cache_write_tokens"]),
+            }
+        )
     frame = pd.DataFrame(rows, columns=CALIBRATION_COLUMNS[:-1])
     frame["read_error"] = frame["simulated_read"] - frame["recorded_read"]
     return frame
 
 
-def _summarize(transcript: Transcript, frame: pd.DataFrame, profile: CacheProfile, policy: Policy,
-               prefix: int, scale: float, first_total: float, first_counted: float) -> dict[str, Any]:
+def _summarize(
+    transcript: Transcript,
+    frame: pd.DataFrame,
+    profile: CacheProfile,
+    policy: Policy,
+    prefix: int,
+    scale: float,
+    first_total: float,
+    first_counted: float,
+) -> dict[str, Any]:
     known = frame.dropna(subset=["recorded_total"])
     rec_share = float(known["recorded_read"].sum() / known["recorded_total"].sum()) if len(known) else 0.0
     sim_share = float(known["simulated_read"].sum() / known["simulated_total"].sum()) if len(known) else 0.0
@@ -255,14 +284,18 @@ def _summarize(transcript: Transcript, frame: pd.DataFrame, profile: CacheProfil
         "share_error_pp": 100.0 * (sim_share - rec_share),
         "read_mae_tokens": float(known["read_error"].abs().mean()) if len(known) else 0.0,
         "recorded_write_share": float(known["recorded_write"].sum() / known["recorded_total"].sum())
-        if len(known) else 0.0,
+        if len(known)
+        else 0.0,
         "simulated_write_share": float(known["simulated_write"].sum() / known["simulated_total"].sum())
-        if len(known) else 0.0,
+        if len(known)
+        else 0.0,
         "worst_requests": ",".join(f"{int(r.request)}:{int(r.read_error):+d}" for r in worst.itertuples()),
     }
 
 
-def calibrate_many(paths: list[Path], provider: str | None = None, **options: Any) -> tuple[pd.DataFrame, list[Calibration]]:
+def calibrate_many(
+    paths: list[Path], provider: str | None = None, **options: Any
+) -> tuple[pd.DataFrame, list[Calibration]]:
     """Calibrate several transcripts; one summary row each (a failing file gets its error instead)."""
     results: list[Calibration] = []
     rows: list[dict[str, Any]] = []

@@ -83,17 +83,22 @@ class DeepSeekProfile(CacheProfile):
                 self.store.touch(key, t)
         # Units this request persists (readable by later requests only).
         self._unit(hashes[-1], cum[-1], t)
-        k = self.interval
-        for i in range(len(cum)):
-            if cum[i] // k > (cum[i - 1] if i else 0) // k:
-                self._unit(hashes[i], (cum[i] // k) * k, t)
+        common = []
         for old, _ in self._recent:
             shared = 0
             limit = min(len(old), len(hashes))
             while shared < limit and old[shared] == hashes[shared]:
                 shared += 1
+            common.append(shared)
             if shared:
                 self._unit(hashes[shared - 1], cum[shared - 1], t, ready_at=t + max(self.ttft, 1e-9))
+        # Interval units: the ones inside the prefix shared with the previous request already exist
+        # (and were refreshed by the read above), so only the new tail adds units.
+        k = self.interval
+        start = max(0, common[-1] - 1) if common else 0
+        for i in range(start, len(cum)):
+            if cum[i] // k > (cum[i - 1] if i else 0) // k:
+                self._unit(hashes[i], (cum[i] // k) * k, t)
         self._recent.append((hashes, t))
         return lcp_result(total, hit)
 
@@ -103,6 +108,5 @@ class DeepSeekProfile(CacheProfile):
             if self.store.readable(key, t) is None:
                 break
             common = cum[i]
-        for i, key in enumerate(request.hashes):
-            self.store.write(key, cum[i], t, self.ttl_s)
+        self.store.write_prefixes(request.hashes, cum, t, self.ttl_s)
         return lcp_result(total, (common // LEGACY_UNIT) * LEGACY_UNIT)

@@ -94,6 +94,5 @@ class GeminiProfile(CacheProfile):
         if hit < self.min_tokens or (self.hit_prob < 1.0 and self.draw(self._count) >= self.hit_prob):
             hit = 0
         self._count += 1
-        for i, key in enumerate(request.hashes):
-            self.store.write(key, cum[i], t, self.ttl_s)
+        self.store.write_prefixes(request.hashes, cum, t, self.ttl_s)
         return lcp_result(total, hit)

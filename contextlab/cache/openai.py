@@ -93,8 +93,7 @@ class OpenAIProfile(CacheProfile):
         last = longest_readable_prefix(self.store, request, t)
         common = cum[last] if last >= 0 else 0
         # The whole prompt is stored; every block boundary becomes a readable prefix.
-        for i, key in enumerate(request.hashes):
-            self.store.write(key, cum[i], t, self.retention_s)
+        self.store.write_prefixes(request.hashes, cum, t, self.retention_s)
         return lcp_result(total, rounded_hit(common, total))
 
     def _breakpoints(self, request: RenderedRequest, markers: list[Marker], t: float) -> CacheResult:

@@ -4,6 +4,7 @@ user file, and the cost of one request (caching.md §8.5)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -91,21 +92,24 @@ def _row(raw: Any, where: str) -> Price:
         raise ConfigError(f"{where}: {error}") from None
 
 
-def _read(text: str, where: str) -> list[Price]:
+@functools.lru_cache(maxsize=16)
+def _read(text: str, where: str) -> tuple[Price, ...]:
+    # Parsed once per distinct text: observers are created per run in sweeps.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as error:
         raise ConfigError(f"{where}: not valid YAML: {error}") from None
     rows = data.get("prices") if isinstance(data, dict) else data
     if not isinstance(rows, list):
         raise ConfigError(f"{where}: expected a list under 'prices'")
-    return [_row(raw, f"{where}: prices[{i}]") for i, raw in enumerate(rows)]
+    return tuple(_row(raw, f"{where}: prices[{i}]") for i, raw in enumerate(rows))
 
 
 def load_prices(user_file: str | Path | None = None) -> PriceTable:
     """The shipped table; rows from ``user_file`` (or ``$CONTEXTLAB_PRICES``) replace or add rows."""
     shipped = resources.files("contextlab.cache").joinpath("prices.yaml").read_text(encoding="utf-8")
-    rows = _read(shipped, "contextlab/cache/prices.yaml")
+    rows = list(_read(shipped, "contextlab/cache/prices.yaml"))
     path = user_file or os.environ.get(PRICES_ENV)
     if path:
         p = Path(path)

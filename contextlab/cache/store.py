@@ -90,6 +90,25 @@ class CacheStore:
         if self._writes % self._sweep_every == 0:
             self.sweep(self._latest)
 
+    def write_prefixes(self, keys: list[bytes], tokens: list[int], t: float, ttl: float) -> None:
+        """Store every prefix of one prompt (prefix-matching providers); a bulk :meth:`write`."""
+        entries = self._entries
+        ready = t + self.ttft
+        for key, count in zip(keys, tokens, strict=True):
+            entry = entries.get(key)
+            if entry is not None and entry.ready_at <= t < entry.last_used + entry.ttl:
+                if t > entry.last_used:
+                    entry.last_used = t
+                if ttl > entry.ttl:
+                    entry.ttl = ttl
+            else:
+                entries[key] = Entry(count, t, t, ttl, ready)
+        self._latest = max(self._latest, t)
+        before = self._writes
+        self._writes += len(keys)
+        if self._writes // self._sweep_every != before // self._sweep_every:
+            self.sweep(self._latest)
+
     def sweep(self, t: float) -> int:
         """Drop entries expired at ``t``; returns how many."""
         dead = [k for k, e in self._entries.items() if t >= e.last_used + e.ttl]
