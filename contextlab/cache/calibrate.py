@@ -289,7 +289,10 @@ def _summarize(
         "simulated_write_share": float(known["simulated_write"].sum() / known["simulated_total"].sum())
         if len(known)
         else 0.0,
-        "worst_requests": ",".join(f"{int(r.request)}:{int(r.read_error):+d}" for r in worst.itertuples()),
+        "worst_requests": ",".join(
+            f"{int(request)}:{int(error):+d}"
+            for request, error in zip(worst["request"], worst["read_error"], strict=True)
+        ),
     }
 
 

@@ -97,7 +97,7 @@ def _read(text: str, where: str) -> tuple[Price, ...]:
     # Parsed once per distinct text: observers are created per run in sweeps.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=loader)  # a safe loader (C if available)
     except yaml.YAMLError as error:
         raise ConfigError(f"{where}: not valid YAML: {error}") from None
     rows = data.get("prices") if isinstance(data, dict) else data

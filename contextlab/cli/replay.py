@@ -33,9 +33,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--index", type=int, default=0, help="which conversation of a multi-conversation file (default 0)")
     parser.add_argument("--out", default=None, metavar="FILE", help="write the per-request trace (.csv or .parquet)")
     parser.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
-    parser.add_argument("--cache", action="append", default=[], metavar="PROVIDER[:MODEL]",
-                        help="simulate prompt caching for this provider (repeatable; the first owns the plain columns)")
-    parser.add_argument("--cache-policy", default="system_and_3", help="cache marker policy (default system_and_3)")
+    parser.add_argument(
+        "--cache",
+        action="append",
+        default=[],
+        metavar="PROVIDER[:MODEL]",
+        help="simulate prompt caching for this provider (repeatable; the first owns the plain columns)",
+    )
+    parser.add_argument("--cache-policy", default="system_and_3", help="marker policy (default system_and_3)")
     add_host_options(parser)
     parser.set_defaults(run=run)
 
@@ -44,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     out = check_output_path(args.out)
     transcript = load_transcript(args.path, args.index)
     observers = [CacheObserver(args.cache, args.cache_policy)] if args.cache else []
-    result = replay(transcript, args.engine, host_settings(args), params=engine_params(args.param), observers=observers)
+    settings, params = host_settings(args), engine_params(args.param)
+    result = replay(transcript, args.engine, settings, params=params, observers=observers)
     if out is not None:
         result.write(out)
     if args.json:
