@@ -108,13 +108,23 @@ class AnthropicProfile(CacheProfile):
             found.extend(range(block - 1, max(-1, block - self.lookback), -1))
         return found
 
+    def keys(self, request: RenderedRequest) -> list[bytes]:
+        """Prefix keys. Images added or removed anywhere invalidate the messages layer (caching.md
+        §1.2), so message-section keys carry whether the request has images."""
+        if not any(b.kind == "image" for b in request.blocks):
+            return request.hashes
+        return [
+            h + b"+images" if block.section == "messages" else h
+            for h, block in zip(request.hashes, request.blocks, strict=True)
+        ]
+
     def simulate(self, request: RenderedRequest, markers: list[Marker], t: float) -> CacheResult:
         total = self.total(request)
         error = self.validate(markers)
         if error is not None:
             raise ConfigError(f"anthropic: {error}")
         cum = self.cum(request)
-        hashes = request.hashes
+        hashes = self.keys(request)
         store = self.store
         read, read_key = 0, b""
         for marker in markers:

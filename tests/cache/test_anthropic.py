@@ -168,3 +168,17 @@ def test_usage_invariant_total_is_read_plus_write_plus_uncached() -> None:
     result = p.simulate(request, [Marker(9)], 0.0)
     assert result.read + result.write + result.uncached == result.total == 2000
     assert (result.write, result.uncached) == (1000, 1000)
+
+
+def test_adding_an_image_anywhere_invalidates_the_messages_layer_only() -> None:
+    p = profile()
+    head = [msg("system", "s"), *conversation(9)]
+    request = render(head, 200)
+    p.simulate(request, [Marker(0), Marker(9)], 0.0)
+    image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:x"}}]}
+    with_image = render([*head, image], 200)
+    result = p.simulate(with_image, [Marker(0), Marker(9), Marker(10)], 1.0)
+    assert result.read == 0  # the system block alone (200 tokens) is under the minimum, messages missed
+    q = profile(min_tokens=100)
+    q.simulate(request, [Marker(0), Marker(9)], 0.0)
+    assert q.simulate(with_image, [Marker(0), Marker(9), Marker(10)], 1.0).read == 200
