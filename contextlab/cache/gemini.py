@@ -92,7 +92,10 @@ class GeminiProfile(CacheProfile):
         common = cum[last] if last >= 0 else 0
         hit = (common // self.granularity) * self.granularity
         # The draw is keyed by the request's content too, so different sessions miss at different places.
-        if hit < self.min_tokens or (self.hit_prob < 1.0 and self.draw(self._count, request.hashes[-1] if request.hashes else b"") >= self.hit_prob):
+        if hit < self.min_tokens or (
+            self.hit_prob < 1.0
+            and self.draw(self._count, request.hashes[-1] if request.hashes else b"") >= self.hit_prob
+        ):
             hit = 0
         self._count += 1
         self.store.write_prefixes(request.hashes, cum, t, self.ttl_s)
