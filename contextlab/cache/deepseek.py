@@ -75,12 +75,15 @@ class DeepSeekProfile(CacheProfile):
                     stop += 1
                 if nxt.role == "assistant":
                     self._unit(hashes[stop], cum[stop], at)
+        # The last readable unit along the request is the longest: a full unit holds its whole
+        # prefix, and an interval unit at block i holds more than any prefix ending before i.
         hit = 0
-        for key in hashes:
+        for key in reversed(hashes):
             tokens = self._units.get(key)
             if tokens is not None and self.store.readable(key, t) is not None:
-                hit = max(hit, tokens)
+                hit = tokens
                 self.store.touch(key, t)
+                break
         # Units this request persists (readable by later requests only).
         self._unit(hashes[-1], cum[-1], t)
         common = []
@@ -92,8 +95,8 @@ class DeepSeekProfile(CacheProfile):
             common.append(shared)
             if shared:
                 self._unit(hashes[shared - 1], cum[shared - 1], t, ready_at=t + max(self.ttft, 1e-9))
-        # Interval units: the ones inside the prefix shared with the previous request already exist
-        # (and were refreshed by the read above), so only the new tail adds units.
+        # Interval units: the ones inside the prefix shared with the previous request already exist,
+        # so only the new tail adds units.
         k = self.interval
         start = max(0, common[-1] - 1) if common else 0
         for i in range(start, len(cum)):
