@@ -6,6 +6,8 @@ from contextlab.compat import install_agent_shim
 install_agent_shim()  # before anything imports a plugin written for the real host
 
 from contextlab.api import compare, replay  # noqa: E402
+from contextlab.cache import CacheObserver  # noqa: E402
+from contextlab.cache.calibrate import calibrate  # noqa: E402
 from contextlab.engine import ContextEngine  # noqa: E402
 from contextlab.errors import (  # noqa: E402
     ConfigError,
@@ -22,6 +24,7 @@ from contextlab.transcripts import Transcript, load_transcript, load_transcripts
 __version__ = "0.1.0"
 
 __all__ = [
+    "CacheObserver",
     "ConfigError",
     "ContextEngine",
     "ContextLabError",
@@ -36,6 +39,7 @@ __all__ = [
     "Transcript",
     "TranscriptError",
     "__version__",
+    "calibrate",
     "compare",
     "load_transcript",
     "load_transcripts",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -71,3 +72,17 @@ def test_deterministic_and_observer_is_cloned_per_run() -> None:
     b = replay(transcript(), "passthrough", observers=[obs]).trace
     timing = ["engine_ms"]
     pd.testing.assert_frame_equal(a.drop(columns=timing), b.drop(columns=timing))
+
+
+def test_readme_snippet_top_level_imports(shared_transcripts: Path) -> None:
+    from contextlab import CacheObserver as TopLevelObserver
+    from contextlab import replay as top_replay
+
+    cache = TopLevelObserver(["anthropic:claude-opus-5-5", "openai:gpt-5.5", "gemini"], "system_and_3")
+    result = top_replay(
+        shared_transcripts / "claude-code" / "tool_heavy.jsonl", "passthrough", observers=[cache]
+    )
+    columns = ["prompt_tokens", "cache_read_tokens", "cache_write_tokens", "uncached_tokens", "cost_usd"]
+    assert set(columns) <= set(result.trace.columns)
+    assert 0 <= result.summary["cache_hit_rate"] <= 1 and result.summary["cost_usd"] > 0
+    assert "openai.cache_hit_rate" in result.summary
