@@ -58,7 +58,7 @@ class _Part:
     kind: str
     chars: int
     digest: bytes
-    markable: bool
+    counted: bool  # False: the host's token count leaves this part out (``reasoning_content``)
 
 
 @dataclass
@@ -109,7 +109,11 @@ def _as_sent(value: Any) -> bytes:
 
 
 def _content_parts(role: str, message: Message, system_split: int | None) -> list[tuple[str, Any, bool]]:
-    """(kind, value-as-sent, markable) for each block of one message, in render order."""
+    """(kind, value-as-sent, counted) for each block of one message, in render order.
+
+    ``counted`` is False for a ``reasoning_content`` string: it is hashed (it is part of what a
+    provider replays) but the exact counter does not count it, so it gets no share of the tokens.
+    """
     content = message.get("content")
     parts: list[tuple[str, Any, bool]] = []
     if role == "tool":
@@ -133,13 +137,12 @@ def _content_parts(role: str, message: Message, system_split: int | None) -> lis
                 elif kind not in ("tool_use", "tool_result"):
                     kind = "text"
                 value = {k: v for k, v in part.items() if k != "cache_control"}
-                empty = kind == "text" and not str(value.get("text") or "").strip()
-                parts.append((kind, value, kind != "thinking" and not empty))
+                parts.append((kind, value, True))
             elif isinstance(part, str) and part:
                 parts.append(("text", part, True))
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if role == "assistant" and isinstance(reasoning, str) and reasoning:
-        parts.insert(0, ("thinking", reasoning, False))
+        parts.insert(0, ("thinking", reasoning, False))  # not in the host's exact count
     for call in tool_calls(message):
         parts.append(("tool_use", call, True))
     return parts
@@ -171,17 +174,17 @@ class BlockRenderer:
             role = str(message.get("role") or "")
             role_bytes = role.encode()
             built = []
-            for kind, value, markable in _content_parts(role, message, system_split):
+            for kind, value, counted in _content_parts(role, message, system_split):
                 sent = value if isinstance(value, str) else _as_sent(value)
                 data = sent.encode("utf-8", "replace") if isinstance(sent, str) else sent
                 built.append(
                     _Part(
-                        kind, len(data), _digest(role_bytes, b"\x00", kind.encode(), b"\x00", data), markable
+                        kind, len(data), _digest(role_bytes, b"\x00", kind.encode(), b"\x00", data), counted
                     )
                 )
             if not built:
                 # A message with nothing in it still occupies the conversation (role framing).
-                built.append(_Part("text", 0, _digest(role_bytes, b"\x00empty"), False))
+                built.append(_Part("text", 0, _digest(role_bytes, b"\x00empty"), True))
             parts = tuple(built)
             self._by_content[key] = parts
         # Keep a reference to the message so its id cannot be reused while memoized.
@@ -318,12 +321,17 @@ def _spread(parts: tuple[_Part, ...], tokens: int, section: str, role: str, mess
     if len(parts) == 1:
         p = parts[0]
         return [Block(section, role, p.kind, message, 0, tokens, p.chars, p.digest)]
-    total_chars = sum(p.chars for p in parts) or len(parts)
+    total_chars = sum(p.chars for p in parts if p.counted) or len(parts)
+    last_counted = max((i for i, p in enumerate(parts) if p.counted), default=len(parts) - 1)
     out: list[Block] = []
     given = 0
     for i, p in enumerate(parts):
-        last = i == len(parts) - 1
-        share = tokens - given if last else tokens * (p.chars or 1) // total_chars
+        if not p.counted and i != last_counted:
+            share = 0
+        elif i == last_counted:
+            share = tokens - given
+        else:
+            share = tokens * (p.chars or 1) // total_chars
         given += share
         out.append(Block(section, role, p.kind, message, i, share, p.chars, p.digest))
     return out

@@ -79,3 +79,13 @@ def test_key_order_matters_and_markers_do_not() -> None:
     )
     assert a.hashes != b.hashes
     assert a.hashes == c.hashes
+
+
+def test_reasoning_content_is_hashed_but_takes_no_tokens() -> None:
+    plain = {"role": "assistant", "content": "answer"}
+    thinking = {**plain, "reasoning_content": "long private thoughts " * 50}
+    a = BlockRenderer().render([plain], [20], [], 0)
+    b = BlockRenderer().render([thinking], [20], [], 0)
+    assert [x.kind for x in b.blocks] == ["thinking", "text"]
+    assert [x.tokens for x in b.blocks] == [0, 20]
+    assert a.hashes[-1] != b.hashes[-1]
