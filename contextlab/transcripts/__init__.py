@@ -108,6 +108,8 @@ def _sniff_and_load(path: Path) -> list[Transcript]:
     document = parse_json(path, text)
     if native.is_native(document):  # a native file holding one transcript without messages
         return native.load(path, [(1, document)])
+    if claude_code.looks_like([(1, document)]):  # a one-line session log
+        return claude_code.load(path, [(1, document)])
     for module in (tau_bench, mini_swe_agent, swe_agent, sharegpt, anthropic):
         if module.looks_like(document):
             loaded: list[Transcript] = module.load(path, document)

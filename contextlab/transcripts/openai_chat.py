@@ -120,6 +120,8 @@ def load_json(path: Path, document: Any) -> list[Transcript]:
     source = str(path)
     stem = path.name.split(".")[0]
     if isinstance(document, dict):
+        if "messages" not in document and isinstance(document.get("role"), str):
+            return [transcript_from_messages([document], source, stem)]  # one-line JSON Lines
         return [_from_object(document, source, stem, "")]
     if isinstance(document, list):
         if all(isinstance(x, dict) and "messages" in x for x in document) and document:

@@ -267,3 +267,12 @@ def test_every_tau_bench_run_loads(shared_transcripts: Path) -> None:
         calls = sum(len(m.get("tool_calls") or []) for m in run["traj"])
         assert sum(len(m.get("tool_calls") or []) for m in t.messages) == calls
         assert validate_messages(t.messages) == [], t.transcript_id
+
+
+def test_one_line_files_are_sniffed_by_content(tmp_path: Path) -> None:
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"role": "user", "content": "hi"}\n')
+    assert load_transcript(one).messages == [{"role": "user", "content": "hi"}]
+    line = {"type": "user", "uuid": "u", "sessionId": "s", "message": {"role": "user", "content": "hi"}}
+    cc = _write(tmp_path / "session.jsonl", line)
+    assert load_transcript(cc).source_format == "claude-code"
