@@ -75,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None and not Path(args.plot).parent.exists():
         raise ConfigError(f"--plot {args.plot}: folder does not exist")
     options = engine_params(args.option)
-    summary, results = calibrate_many(_paths(args.path), args.provider, policy=args.policy, **options)
+    paths = _paths(args.path)
+    summary, results = calibrate_many(paths, args.provider, policy=args.policy, **options)
+    if len(paths) == 1 and not results:
+        raise ConfigError(str(summary["error"].iloc[0]))  # one file that cannot be calibrated: a user error
     if out is not None and results:
         from contextlab.host.trace import write_frame
 

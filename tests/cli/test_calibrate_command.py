@@ -73,3 +73,11 @@ def test_replay_unknown_cache_provider(shared_transcripts: Path, capsys: pytest.
     path = shared_transcripts / "tau-bench-airline" / "gpt-4o-airline.json"
     assert main(["replay", str(path), "--cache", "acme"]) == 2
     assert "unknown cache provider 'acme'" in capsys.readouterr().err
+
+
+def test_calibrate_transcript_without_usage(
+    shared_transcripts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["calibrate", str(shared_transcripts / "tau-bench-airline" / "gpt-4o-airline.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no recorded usage to calibrate against" in err and len(err.splitlines()) == 1
