@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from contextlab.errors import ContextLabError
 
-COMMAND_MODULES: tuple[str, ...] = ("replay", "convert", "datasets")
+COMMAND_MODULES: tuple[str, ...] = ("replay", "convert", "datasets", "calibrate")
 """Sub-command modules under ``contextlab.cli``, in the order ``--help`` lists them."""
 
 

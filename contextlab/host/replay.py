@@ -372,6 +372,7 @@ class ReplayHost:
             history=self.history,
             transcript_index=step.assistant_index,
             prefix_messages=prefix_messages,
+            completion_tokens=completion,
         )
         for observer in self.observers:
             row.update(observer.observe(view))
