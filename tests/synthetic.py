@@ -1,6 +1,6 @@
 """Synthetic transcripts and small engines for the notebook / plot / bench / widget tests.
 
-Importable by name (pytest puts ``tests/`` on ``sys.path``), so process-pool workers can unpickle
+Importable as ``tests.synthetic`` (the repo root is on ``sys.path``), so process-pool workers can unpickle
 the engine classes defined here.
 """
 

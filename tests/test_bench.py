@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from synthetic import BrokenInitEngine, ExplodingEngine, SlidingWindowEngine, make_transcript
+from tests.synthetic import BrokenInitEngine, ExplodingEngine, SlidingWindowEngine, make_transcript
 
 from contextlab import ConfigError
 from contextlab.bench import BenchResult, bench, expand_grid

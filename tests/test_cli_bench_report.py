@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from synthetic import make_transcript
+from tests.synthetic import make_transcript
 
 from contextlab.cli import main
 from contextlab.cli.bench import parse_grid

@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from synthetic import make_transcript
+from tests.synthetic import make_transcript
 
 from contextlab.cli import main
 from contextlab.transcripts import save_transcript

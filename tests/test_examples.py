@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from synthetic import make_transcript
+from tests.synthetic import make_transcript
 
 from contextlab import ConfigError, replay
 from contextlab.examples import RecentTurnsEngine, example_transcripts, shared_transcripts_dir

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
-from synthetic import SlidingWindowEngine, make_transcript
+from tests.synthetic import SlidingWindowEngine, make_transcript
 
 from contextlab import ConfigError
 from contextlab.bench import bench

@@ -6,7 +6,7 @@ import base64
 import re
 
 import pytest
-from synthetic import ExplodingEngine, SlidingWindowEngine, make_transcript
+from tests.synthetic import ExplodingEngine, SlidingWindowEngine, make_transcript
 
 from contextlab import ConfigError
 from contextlab.bench import bench

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from synthetic import SlidingWindowEngine, make_transcript
+from tests.synthetic import SlidingWindowEngine, make_transcript
 
 from contextlab import ConfigError
 from contextlab.widgets import Dashboard

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from contextlab.api import replay
+from contextlab.cache.observer import CacheObserver
 from contextlab.cli.common import add_host_options, check_output_path, engine_params, format_table, host_settings
 from contextlab.host.trace import summary_json
 from contextlab.transcripts import load_transcript
@@ -32,6 +33,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--index", type=int, default=0, help="which conversation of a multi-conversation file (default 0)")
     parser.add_argument("--out", default=None, metavar="FILE", help="write the per-request trace (.csv or .parquet)")
     parser.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
+    parser.add_argument(
+        "--cache",
+        action="append",
+        default=[],
+        metavar="PROVIDER[:MODEL]",
+        help="simulate prompt caching for this provider (repeatable; the first owns the plain columns)",
+    )
+    parser.add_argument("--cache-policy", default="system_and_3", help="marker policy (default system_and_3)")
     add_host_options(parser)
     parser.set_defaults(run=run)
 
@@ -39,7 +48,9 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     out = check_output_path(args.out)
     transcript = load_transcript(args.path, args.index)
-    result = replay(transcript, args.engine, host_settings(args), params=engine_params(args.param))
+    observers = [CacheObserver(args.cache, args.cache_policy)] if args.cache else []
+    settings, params = host_settings(args), engine_params(args.param)
+    result = replay(transcript, args.engine, settings, params=params, observers=observers)
     if out is not None:
         result.write(out)
     if args.json:
@@ -60,7 +71,9 @@ def render_summary(summary: dict[str, Any]) -> str:
         rows.append({"metric": label, "value": f"{value:.1%}" if key.endswith("share") else f"{value:,}"})
     for key in ("cache_hit_rate", "cost_usd"):
         if key in summary:
-            rows.append({"metric": key.replace("_", " "), "value": str(summary[key])})
+            value = summary[key]
+            shown = f"{value:.1%}" if key == "cache_hit_rate" else f"${value:,.4f}"
+            rows.append({"metric": key.replace("_", " "), "value": shown})
     if summary.get("status") != "ok":
         rows.append({"metric": "status", "value": f"FAILED: {summary.get('error')}"})
     return head + "\n" + format_table(pd.DataFrame(rows))

@@ -1,6 +1,7 @@
 """contextlab's normalized transcript file: JSON Lines, a metadata header line then one message a line.
 
-Lossless for everything :class:`Transcript` holds; ``load(dump(t)) == t``.
+A file may hold several transcripts, each a header followed by its messages. Lossless for
+everything :class:`Transcript` holds (``source`` included, kept in the header); ``load(dump(t)) == t``.
 """
 
 from __future__ import annotations
@@ -8,13 +9,15 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from contextlab.errors import TranscriptError
 from contextlab.transcripts.model import CompactionEvent, GoldFact, RecordedUsage, Transcript
 from contextlab.transcripts.openai_chat import check_message
+
+_T = TypeVar("_T")
 
 HEADER_KEY = "contextlab_transcript"
 FORMAT_VERSION = 1
@@ -28,6 +31,7 @@ def header_of(t: Transcript) -> dict[str, Any]:
     return {
         HEADER_KEY: FORMAT_VERSION,
         "transcript_id": t.transcript_id,
+        "source": t.source,
         "source_format": t.source_format,
         "model": t.model,
         "system_prompt": t.system_prompt,
@@ -40,16 +44,18 @@ def header_of(t: Transcript) -> dict[str, Any]:
     }
 
 
-def dumps(t: Transcript) -> str:
+def dumps(t: Transcript | list[Transcript]) -> str:
     """The file text: deterministic (sorted keys, no timestamps of its own)."""
-    lines = [json.dumps(header_of(t), sort_keys=True, ensure_ascii=False)]
-    lines += [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in t.messages]
+    lines: list[str] = []
+    for one in t if isinstance(t, list) else [t]:
+        lines.append(json.dumps(header_of(one), sort_keys=True, ensure_ascii=False))
+        lines += [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in one.messages]
     return "\n".join(lines) + "\n"
 
 
-def dump(t: Transcript, path: str | Path) -> None:
-    """Write atomically (a temporary file renamed into place); ``.gz`` paths are gzip-compressed
-    with a zeroed mtime so the bytes are reproducible."""
+def dump(t: Transcript | list[Transcript], path: str | Path) -> None:
+    """Write one transcript (or several, one after the other) atomically (a temporary file renamed
+    into place); ``.gz`` paths are gzip-compressed with a zeroed mtime so the bytes are reproducible."""
     path = Path(path)
     data = dumps(t).encode("utf-8")
     if path.suffix == ".gz":
@@ -60,31 +66,91 @@ def dump(t: Transcript, path: str | Path) -> None:
 
 
 def load(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
+    """Every transcript of a native file (a header line starts each one)."""
+    out: list[Transcript] = []
+    start = 0
+    for k in range(1, len(rows) + 1):
+        if k == len(rows) or is_native(rows[k][1]):
+            out.append(_load_one(path, rows[start:k]))
+            start = k
+    return out
+
+
+def _load_one(path: Path, rows: list[tuple[int, Any]]) -> Transcript:
     source = str(path)
     number, header = rows[0]
     if header.get(HEADER_KEY) != FORMAT_VERSION:
-        raise TranscriptError(source, f"line {number}", f"unsupported {HEADER_KEY} version {header.get(HEADER_KEY)!r}")
-    try:
-        usage = {int(i): RecordedUsage(**u) for i, u in (header.get("usage") or {}).items()}
-        timestamps = {int(i): float(ts) for i, ts in (header.get("timestamps") or {}).items()}
-        events = [CompactionEvent(**e) for e in header.get("events") or []]
-        facts = [GoldFact(**f) for f in header.get("facts") or []]
-    except (TypeError, ValueError) as error:
-        raise TranscriptError(source, f"line {number}", f"bad header field: {error}") from None
-    messages = [check_message(value, source, f"line {n}") for n, value in rows[1:]]
-    return [
-        Transcript(
-            transcript_id=str(header.get("transcript_id") or path.name.split(".")[0]),
-            messages=messages,
-            system_prompt=header.get("system_prompt"),
-            tools=list(header.get("tools") or []),
-            usage=usage,
-            timestamps=timestamps,
-            events=events,
-            facts=facts,
-            source=source,
-            source_format=str(header.get("source_format") or "contextlab"),
-            model=header.get("model"),
-            metadata=dict(header.get("metadata") or {}),
+        raise TranscriptError(
+            source, f"line {number}", f"unsupported {HEADER_KEY} version {header.get(HEADER_KEY)!r}"
         )
-    ]
+    try:
+        usage = {int(i): _typed(RecordedUsage, u) for i, u in _field(header, "usage", dict).items()}
+        timestamps = {int(i): _number(ts) for i, ts in _field(header, "timestamps", dict).items()}
+        events = [_typed(CompactionEvent, e) for e in _field(header, "events", list)]
+        facts = [_typed(GoldFact, f) for f in _field(header, "facts", list)]
+        tools = _field(header, "tools", list)
+        metadata = _field(header, "metadata", dict)
+    except (TypeError, ValueError, AttributeError) as error:
+        raise TranscriptError(source, f"line {number}", f"bad header field: {error}") from None
+    for key in ("system_prompt", "model"):
+        if header.get(key) is not None and not isinstance(header.get(key), str):
+            raise TranscriptError(
+                source, f"line {number}", f"header field {key!r}: expected a string or null"
+            )
+    messages = [check_message(value, source, f"line {n}") for n, value in rows[1:]]
+    return Transcript(
+        transcript_id=str(header.get("transcript_id") or path.name.split(".")[0]),
+        messages=messages,
+        system_prompt=header.get("system_prompt"),
+        tools=list(tools),
+        usage=usage,
+        timestamps=timestamps,
+        events=events,
+        facts=facts,
+        source=str(header.get("source") or source),
+        source_format=str(header.get("source_format") or "contextlab"),
+        model=header.get("model"),
+        metadata=dict(metadata),
+    )
+
+
+def _field(header: dict[str, Any], key: str, kind: type) -> Any:
+    value = header.get(key)
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise TypeError(
+            f"{key!r} must be a JSON {'object' if kind is dict else 'array'}, got {type(value).__name__}"
+        )
+    return value
+
+
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "str": (str,),
+    "bool": (bool,),
+    "int | None": (int, type(None)),
+    "str | None": (str, type(None)),
+    "dict[str, Any]": (dict,),
+}
+
+
+def _typed(cls: type[_T], value: Any) -> _T:
+    """``cls(**value)`` after checking every field's JSON type against the dataclass annotation."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{cls.__name__}: expected an object, got {type(value).__name__}")
+    for spec in fields(cls):  # type: ignore[arg-type]
+        if spec.name not in value:
+            continue
+        allowed = _FIELD_TYPES.get(str(spec.type))
+        item = value[spec.name]
+        wrong_bool = isinstance(item, bool) and bool not in (allowed or ())
+        if allowed is not None and (not isinstance(item, allowed) or wrong_bool):
+            raise TypeError(f"{cls.__name__}.{spec.name}: expected {spec.type}, got {type(item).__name__}")
+    return cls(**value)
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"timestamp: expected a number, got {type(value).__name__}")
+    return float(value)
