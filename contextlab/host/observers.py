@@ -28,14 +28,11 @@ class RequestView:
         fixed_overhead_tokens: Unseen prompt tokens added by the host settings.
         prompt_tokens: Exact prompt tokens of the whole request.
         history: The engine-managed working history at this request (with uids; do not mutate).
-<<<<<<< HEAD
         transcript_index: Index in the transcript of the recorded assistant message this request
             precedes: every transcript row before it has been seen by the host.
         prefix_messages: How many leading messages this request shares with the previous one (the
             same objects), so an observer can update its state incrementally.
-=======
         completion_tokens: Output tokens of the (recorded) response, for pricing.
->>>>>>> issue-4
     """
 
     turn: int
@@ -48,12 +45,9 @@ class RequestView:
     fixed_overhead_tokens: int
     prompt_tokens: int
     history: list[Message]
-<<<<<<< HEAD
     transcript_index: int = -1
     prefix_messages: int = 0
-=======
     completion_tokens: int = 0
->>>>>>> issue-4
 
 
 @runtime_checkable
