@@ -103,9 +103,7 @@ def _check_host_values(settings: HostSettings, grid: Mapping[str, Sequence[Any]]
             except ConfigError as error:
                 raise ConfigError(f"grid {key}={value!r}: {error}") from error
             except Exception as error:
-                raise ConfigError(
-                    f"grid {key}={value!r}: invalid value ({type(error).__name__}: {error})"
-                ) from error
+                raise ConfigError(f"grid {key}={value!r}: invalid value ({type(error).__name__}: {error})") from error
 
 
 def collect_transcripts(
@@ -166,9 +164,7 @@ def bench(
     base_params = dict(params or {})
     jobs = [
         Job(index, t, e, combo)
-        for index, (t, e, combo) in enumerate(
-            itertools.product(range(len(found)), range(len(engines)), combos)
-        )
+        for index, (t, e, combo) in enumerate(itertools.product(range(len(found)), range(len(engines)), combos))
     ]
     shared = _Shared(found, list(engines), settings, base_params, list(observers))
     bar = _progress_bar(len(jobs), progress)
@@ -328,9 +324,7 @@ def _check_picklable(shared: _Shared) -> None:
     try:
         pickle.dumps(shared.observers)
     except Exception as error:
-        raise ConfigError(
-            f"bench: observers cannot be sent to a worker process ({error}); use workers=1"
-        ) from error
+        raise ConfigError(f"bench: observers cannot be sent to a worker process ({error}); use workers=1") from error
 
 
 def _assemble(outcomes: list[_Outcome]) -> BenchResult:
@@ -346,10 +340,7 @@ def _storable(frame: pd.DataFrame) -> pd.DataFrame:
     """Lists and dicts (``violation_rules``) as JSON-ish strings, so CSV and Parquet both accept them."""
     out = frame.copy()
     for column in out.columns:
-        if (
-            out[column].dtype == object
-            and out[column].map(lambda v: isinstance(v, list | dict | tuple)).any()
-        ):
+        if out[column].dtype == object and out[column].map(lambda v: isinstance(v, list | dict | tuple)).any():
             out[column] = out[column].map(lambda v: repr(v) if isinstance(v, list | dict | tuple) else v)
     return out
 

@@ -183,9 +183,7 @@ def _committed(compactions: pd.DataFrame, transcript: str) -> pd.DataFrame:
         ["transcript", *RUN_KEYS, "request", "trigger", "outcome"],
         "plot_prompt_tokens: compactions",
     )
-    rows = compactions[
-        (compactions["transcript"].astype(str) == transcript) & (compactions["outcome"] == "committed")
-    ]
+    rows = compactions[(compactions["transcript"].astype(str) == transcript) & (compactions["outcome"] == "committed")]
     return rows[rows["trigger"] != "prune"]
 
 
@@ -219,9 +217,7 @@ def plot_cache_hit_rate(
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("request")
     ax.set_ylabel(
-        "cache hit rate (cache read / prompt)"
-        if column == "cache_read_tokens"
-        else "prefix share (prefix / prompt)"
+        "cache hit rate (cache read / prompt)" if column == "cache_read_tokens" else "prefix share (prefix / prompt)"
     )
     ax.set_title(title if title is not None else name)
     ax.legend(loc="lower right", fontsize="small")
@@ -265,9 +261,7 @@ def plot_cumulative(
             label=labels[key],
         )
     ax.set_xlabel("request")
-    ax.set_ylabel(
-        "cumulative cost (USD)" if column == "cost_usd" else f"cumulative {column.replace('_', ' ')}"
-    )
+    ax.set_ylabel("cumulative cost (USD)" if column == "cost_usd" else f"cumulative {column.replace('_', ' ')}")
     ax.set_title(title if title is not None else name)
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper left", fontsize="small")
@@ -301,16 +295,10 @@ def plot_engine_comparison(
         _engine=summaries["engine"].astype(str),
         _params=summaries["params"].astype(str),
     )
-    failed = (
-        frame["status"].astype(str) != "ok"
-        if "status" in frame.columns
-        else pd.Series(False, index=frame.index)
-    )
+    failed = frame["status"].astype(str) != "ok" if "status" in frame.columns else pd.Series(False, index=frame.index)
     frame = frame.assign(_failed=failed)
     order = list(dict.fromkeys(zip(frame["_engine"], frame["_params"], strict=True)))
-    grouped = frame.groupby(["_engine", "_params"], sort=False).agg(
-        value=("_value", "sum"), failed=("_failed", "any")
-    )
+    grouped = frame.groupby(["_engine", "_params"], sort=False).agg(value=("_value", "sum"), failed=("_failed", "any"))
     labels = run_labels(frame[["_engine", "_params"]].set_axis(["engine", "params"], axis=1))
     figure, ax = _axes(ax, (max(5.0, 1.2 * len(order) + 2), 4.0))
     heights = [float(grouped.loc[k, "value"]) for k in order]
@@ -322,8 +310,7 @@ def plot_engine_comparison(
     ax.bar_label(
         bars,
         labels=[
-            _short(h) + (" (failed)" if grouped.loc[k, "failed"] else "")
-            for h, k in zip(heights, order, strict=True)
+            _short(h) + (" (failed)" if grouped.loc[k, "failed"] else "") for h, k in zip(heights, order, strict=True)
         ],
         fontsize="small",
     )

@@ -161,9 +161,7 @@ def build_report(
         if len(failed):
             parts.append("<h2 class='failed'>Failed runs</h2>")
             parts.append(
-                _table(
-                    failed[[c for c in ("transcript", "engine", "params", "error") if c in failed.columns]]
-                )
+                _table(failed[[c for c in ("transcript", "engine", "params", "error") if c in failed.columns]])
             )
     parts.append("<h2>Per transcript</h2>")
     if len(transcripts) > max_transcripts:
@@ -173,11 +171,7 @@ def build_report(
         parts.append(_img(_transcript_figure(trace, compactions, name)))
     parts.append("<h2>All runs</h2><details><summary>summary table</summary>")
     parts.append(
-        _table(
-            summaries.drop(
-                columns=[c for c in summaries.columns if c in TIMING_COLUMNS or c == "engine_ms_total"]
-            )
-        )
+        _table(summaries.drop(columns=[c for c in summaries.columns if c in TIMING_COLUMNS or c == "engine_ms_total"]))
     )
     parts.append("</details></body></html>\n")
     return "\n".join(parts)

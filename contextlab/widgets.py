@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from contextlab.bench import BenchResult, bench, engine_label
 from contextlab.engines import EngineSpec, resolve_engine
 from contextlab.errors import ConfigError, ContextLabError
+from contextlab.host.observers import RequestObserver
 from contextlab.host.settings import HostSettings
 from contextlab.plots import figure_png, plot_prompt_tokens
 from contextlab.tokens import ExactCounter
@@ -53,6 +54,8 @@ class Dashboard:
         threshold_percent: Initial slider value.
         context_length: Initial window (default: the first option).
         focus_turn: Initial turn at which a focus topic is applied as ``/compress <focus>``.
+        observers: Measurement models for every replay (a ``CacheObserver`` adds cache hit rate
+            and cost to the table).
     """
 
     def __init__(
@@ -66,12 +69,9 @@ class Dashboard:
         threshold_percent: float = 0.75,
         context_length: int | None = None,
         focus_turn: int = 1,
+        observers: Sequence[RequestObserver] = (),
     ) -> None:
-        named = (
-            dict(transcripts)
-            if isinstance(transcripts, Mapping)
-            else {t.transcript_id: t for t in transcripts}
-        )
+        named = dict(transcripts) if isinstance(transcripts, Mapping) else {t.transcript_id: t for t in transcripts}
         if not named:
             raise ConfigError("Dashboard: no transcripts given")
         if not engines:
@@ -81,6 +81,7 @@ class Dashboard:
         if len(self.engines) != len(engines):
             raise ConfigError("Dashboard: two engines share a name")
         self.settings = settings or HostSettings()
+        self.observers = list(observers)
         self.counter = ExactCounter(self.settings.encoding)  # one token memo for every refresh
         self.result: BenchResult | None = None
         self.figure: Figure | None = None
@@ -88,12 +89,8 @@ class Dashboard:
         self.refreshes = 0
 
         chosen = [display_name(e) for e in selected] if selected is not None else list(self.engines)
-        lengths = sorted(
-            {int(v) for v in context_lengths} | ({int(context_length)} if context_length else set())
-        )
-        self.transcript = widgets.Dropdown(
-            options=list(named), value=next(iter(named)), description="transcript"
-        )
+        lengths = sorted({int(v) for v in context_lengths} | ({int(context_length)} if context_length else set()))
+        self.transcript = widgets.Dropdown(options=list(named), value=next(iter(named)), description="transcript")
         self.engine_picker = widgets.SelectMultiple(
             options=list(self.engines),
             value=tuple(chosen),
@@ -132,9 +129,7 @@ class Dashboard:
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.transcript, self.context_length]),
-                widgets.HBox(
-                    [self.engine_picker, widgets.VBox([self.threshold, self.focus, self.focus_turn])]
-                ),
+                widgets.HBox([self.engine_picker, widgets.VBox([self.threshold, self.focus, self.focus_turn])]),
                 self.out,
             ]
         )
@@ -166,6 +161,7 @@ class Dashboard:
             [transcript],
             engines,
             settings=self.current_settings(),
+            observers=self.observers,
             workers=1,
             progress=False,
             counter=self.counter,

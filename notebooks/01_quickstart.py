@@ -50,9 +50,7 @@ fig
 # The trace is one row per provider request and is the table every plot reads:
 
 # %%
-trace[["engine", "turn", "request", "prompt_tokens", "threshold_tokens", "compressed", "prefix_tokens"]].head(
-    8
-)
+trace[["engine", "turn", "request", "prompt_tokens", "threshold_tokens", "compressed", "prefix_tokens"]].head(8)
 
 # %%
 # Checks that keep this notebook honest when it runs in CI.

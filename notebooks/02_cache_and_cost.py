@@ -46,9 +46,7 @@ result = bench(
     workers=1,
 )
 print("hit rate from:", hit_rate_column(result.trace), "| running total of:", cumulative_column(result.trace))
-result.summaries[
-    ["transcript", "engine", "params", "compactions", "prompt_tokens_total", "prefix_share"]
-].head(8)
+result.summaries[["transcript", "engine", "params", "compactions", "prompt_tokens_total", "prefix_share"]].head(8)
 
 # %% [markdown]
 # One conversation, both engines at both thresholds: every compaction shows up as a dip in the
@@ -78,6 +76,4 @@ summary
 # %%
 assert (result.summaries["status"] == "ok").all()
 control = summary.loc["passthrough"]["prefix_share"].iloc[0]
-assert (summary.loc["recent_turns"]["prefix_share"] < control).all(), (
-    "compaction should cost cacheable prefix"
-)
+assert (summary.loc["recent_turns"]["prefix_share"] < control).all(), "compaction should cost cacheable prefix"

@@ -92,10 +92,7 @@ by_engine = summaries.set_index("engine")
 assert by_engine.loc["sliding_window", "status"] == "ok"
 assert by_engine.loc["sliding_window", "compactions"] > 0
 assert by_engine.loc["sliding_window", "violations"] == 0, "the safe cut must never orphan a tool result"
-assert (
-    by_engine.loc["sliding_window", "prompt_tokens_total"]
-    < by_engine.loc["passthrough", "prompt_tokens_total"]
-)
+assert by_engine.loc["sliding_window", "prompt_tokens_total"] < by_engine.loc["passthrough", "prompt_tokens_total"]
 assert wide.summary["prompt_tokens_total"] > by_engine.loc["sliding_window", "prompt_tokens_total"], (
     "a wider window keeps more"
 )

@@ -14,9 +14,7 @@ from contextlab.engine import ContextEngine, Message
 from contextlab.transcripts import Transcript
 
 
-def make_transcript(
-    turns: int = 8, tool_words: int = 300, seed: int = 0, name: str = "synthetic"
-) -> Transcript:
+def make_transcript(turns: int = 8, tool_words: int = 300, seed: int = 0, name: str = "synthetic") -> Transcript:
     """A tool-using conversation: per turn a user ask, a tool call, a large tool result, a reply."""
     rng = random.Random(seed)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
@@ -39,9 +37,7 @@ def make_transcript(
         )
         body = " ".join(rng.choice(words) for _ in range(tool_words))
         messages.append({"role": "tool", "tool_call_id": call_id, "content": f"record {turn}: {body}"})
-        messages.append(
-            {"role": "assistant", "content": f"Record {turn} is mostly about {rng.choice(words)}."}
-        )
+        messages.append({"role": "assistant", "content": f"Record {turn} is mostly about {rng.choice(words)}."})
     return Transcript(transcript_id=name, messages=messages, system_prompt="You are a careful assistant.")
 
 

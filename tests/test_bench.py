@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from tests.synthetic import BrokenInitEngine, ExplodingEngine, SlidingWindowEngine, make_transcript
 
 from contextlab import ConfigError
 from contextlab.bench import BenchResult, bench, expand_grid
 from contextlab.host.trace import TIMING_COLUMNS
 from contextlab.tokens import ExactCounter
+from tests.synthetic import BrokenInitEngine, ExplodingEngine, SlidingWindowEngine, make_transcript
 
 GRID = {"threshold_percent": [0.5, 0.75], "context_length": [3000, 6000]}
 
@@ -118,9 +118,7 @@ def test_write_round_trip(transcripts, tmp_path, fmt) -> None:
         progress=False,
     )
     paths = result.write(tmp_path / "out", fmt)
-    assert sorted(p.name for p in paths.values()) == sorted(
-        f"{n}.{fmt}" for n in ("trace", "compactions", "summary")
-    )
+    assert sorted(p.name for p in paths.values()) == sorted(f"{n}.{fmt}" for n in ("trace", "compactions", "summary"))
     reader = pd.read_csv if fmt == "csv" else pd.read_parquet
     assert len(reader(paths["trace"])) == len(result.trace)
     assert reader(paths["summary"])["status"].tolist() == ["ok", "failed"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from tests.synthetic import make_transcript
 
 from contextlab.cli import main
 from contextlab.cli.bench import parse_grid
 from contextlab.transcripts import save_transcript
+from tests.synthetic import make_transcript
 
 
 @pytest.fixture()

@@ -7,10 +7,10 @@ import shlex
 from pathlib import Path
 
 import pytest
-from tests.synthetic import make_transcript
 
 from contextlab.cli import main
 from contextlab.transcripts import save_transcript
+from tests.synthetic import make_transcript
 
 FRAGMENT = Path(__file__).resolve().parent.parent / "docs-fragments" / "notebooks.md"
 

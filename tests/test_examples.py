@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tests.synthetic import make_transcript
 
 from contextlab import ConfigError, replay
 from contextlab.examples import RecentTurnsEngine, example_transcripts, shared_transcripts_dir
+from tests.synthetic import make_transcript
 
 
 def test_missing_data_is_a_clear_error(monkeypatch, tmp_path) -> None:
@@ -27,9 +27,7 @@ def test_finds_tau_bench_longest_first(shared_transcripts, monkeypatch) -> None:
 
 def test_recent_turns_cuts_only_at_turn_boundaries() -> None:
     transcript = make_transcript(turns=10)
-    result = replay(
-        transcript, RecentTurnsEngine, params={"keep_turns": 2}, context_length=4000, threshold_percent=0.5
-    )
+    result = replay(transcript, RecentTurnsEngine, params={"keep_turns": 2}, context_length=4000, threshold_percent=0.5)
     assert result.status == "ok" and result.summary["compactions"] >= 2
     assert result.summary["violations"] == 0
     assert result.trace["prompt_tokens"].max() < 4000

@@ -45,7 +45,9 @@ def test_notebook_runs(source: Path, shared_transcripts: Path, monkeypatch: pyte
         pytest.fail(f"{source.name}: a cell failed:\n{error}")
     elapsed = time.perf_counter() - started
     print(f"{source.name}: executed in {elapsed:.1f} s")
-    assert elapsed < TIME_LIMIT_S, f"{source.name} took {elapsed:.1f} s (limit {TIME_LIMIT_S} s)"
+    assert elapsed < TIME_LIMIT_S, (
+        f"{source.name} took {elapsed:.1f} s (limit {TIME_LIMIT_S} s): {_cell_times(notebook)}"
+    )
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     if source.stem != "04_dashboard":
@@ -61,6 +63,22 @@ def test_notebook_runs(source: Path, shared_transcripts: Path, monkeypatch: pyte
             and any("image/png" in o.get("data", {}) for o in m.get("state", {}).get("outputs", []))
         ]
         assert rendered, "the dashboard Output shows no plot"
+
+
+def _cell_times(notebook: object) -> list[str]:
+    """Per-cell wall time from nbclient's execution metadata, to see where a slow run went."""
+    from datetime import datetime
+
+    times = []
+    for index, cell in enumerate(notebook.cells):  # type: ignore[attr-defined]
+        meta = cell.get("metadata", {}).get("execution", {})
+        start, end = meta.get("iopub.status.busy"), meta.get("shell.execute_reply")
+        if start and end:
+            seconds = (
+                datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))
+            ).total_seconds()
+            times.append(f"cell {index}: {seconds:.1f} s")
+    return times
 
 
 def test_generated_notebooks_are_not_committed() -> None:

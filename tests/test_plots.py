@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
-from tests.synthetic import SlidingWindowEngine, make_transcript
 
 from contextlab import ConfigError
 from contextlab.bench import bench
@@ -20,6 +19,7 @@ from contextlab.plots import (
     plot_engine_comparison,
     plot_prompt_tokens,
 )
+from tests.synthetic import SlidingWindowEngine, make_transcript
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +60,7 @@ def test_compaction_markers_sit_on_committed_requests(sweep) -> None:
     # without the compaction frame the trace's ``compressed`` rows are marked instead
     bare = plot_prompt_tokens(sweep.trace)
     marked = np.concatenate([c.get_offsets() for c in bare.axes[0].collections if len(c.get_offsets())])
-    assert sorted(marked[:, 0].tolist()) == sorted(
-        sweep.trace.loc[sweep.trace["compressed"], "request"].tolist()
-    )
+    assert sorted(marked[:, 0].tolist()) == sorted(sweep.trace.loc[sweep.trace["compressed"], "request"].tolist())
 
 
 def test_draws_on_given_axes_and_never_touches_pyplot(sweep) -> None:
@@ -98,9 +96,7 @@ def test_cumulative_prompt_tokens_or_cost(sweep) -> None:
     priced = trace.assign(cost_usd=0.001)
     figure = plot_cumulative(priced)
     assert figure.axes[0].get_ylabel() == "cumulative cost (USD)"
-    assert _lines(figure)["passthrough"][-1] == pytest.approx(
-        0.001 * (trace["engine"] == "passthrough").sum()
-    )
+    assert _lines(figure)["passthrough"][-1] == pytest.approx(0.001 * (trace["engine"] == "passthrough").sum())
 
 
 def test_engine_comparison_bars_and_failed_hatching(sweep) -> None:
@@ -143,9 +139,7 @@ def test_missing_column_is_named(sweep, call, column) -> None:
 
 
 def test_several_transcripts_need_a_choice() -> None:
-    result = bench(
-        [make_transcript(name="a"), make_transcript(name="b", seed=1)], ["passthrough"], progress=False
-    )
+    result = bench([make_transcript(name="a"), make_transcript(name="b", seed=1)], ["passthrough"], progress=False)
     with pytest.raises(ConfigError, match="2 transcripts"):
         plot_prompt_tokens(result.trace)
     assert plot_prompt_tokens(result.trace, transcript="b").axes[0].get_title() == "b"

@@ -6,7 +6,6 @@ import base64
 import re
 
 import pytest
-from tests.synthetic import ExplodingEngine, SlidingWindowEngine, make_transcript
 
 from contextlab import ConfigError
 from contextlab.bench import bench
@@ -19,6 +18,7 @@ from contextlab.report import (
     summaries_from_trace,
     write_report,
 )
+from tests.synthetic import ExplodingEngine, SlidingWindowEngine, make_transcript
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +40,7 @@ def test_report_is_self_contained_and_complete(sweep) -> None:
     assert all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
     assert "<h3>t&lt;0&gt;</h3>" in text  # transcript ids are escaped
     assert "Failed runs" in text and "boom in should_compress" in text
-    total = int(
-        sweep.summaries.loc[sweep.summaries["engine"] == "sliding_window", "prompt_tokens_total"].sum()
-    )
+    total = int(sweep.summaries.loc[sweep.summaries["engine"] == "sliding_window", "prompt_tokens_total"].sum())
     assert f"{total:,}" in text
 
 

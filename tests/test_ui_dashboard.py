@@ -148,6 +148,4 @@ def test_slider_moves_replay_and_plot(page: Page, lab_url: str) -> None:
     expect(image).not_to_have_attribute("src", before or "", timeout=60_000)
     table = page.locator(".jp-OutputArea-output table").first
     expect(table).to_contain_text("recent_turns")
-    page.screenshot(
-        path=str(Path(os.environ.get("CONTEXTLAB_UI_SHOTS", "/tmp")) / "contextlab-dashboard.png")
-    )
+    page.screenshot(path=str(Path(os.environ.get("CONTEXTLAB_UI_SHOTS", "/tmp")) / "contextlab-dashboard.png"))

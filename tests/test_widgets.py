@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tests.synthetic import SlidingWindowEngine, make_transcript
 
 from contextlab import ConfigError
 from contextlab.widgets import Dashboard
+from tests.synthetic import SlidingWindowEngine, make_transcript
 
 
 @pytest.fixture()

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from contextlab.bench import FRAME_NAMES, bench, collect_transcripts
+from contextlab.cache.observer import CacheObserver
 from contextlab.cli.common import add_host_options, engine_params, format_table, host_settings
 from contextlab.errors import ConfigError
 
@@ -21,13 +22,13 @@ SHOWN = [
     "compactions",
     "prompt_tokens_total",
     "prefix_share",
+    "cache_hit_rate",
+    "cost_usd",
 ]
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "bench", help="sweep transcripts x engines x parameters", description=__doc__
-    )
+    parser = subparsers.add_parser("bench", help="sweep transcripts x engines x parameters", description=__doc__)
     parser.add_argument(
         "paths", nargs="+", metavar="PATH", help="transcript files (every conversation in each is replayed)"
     )
@@ -45,19 +46,21 @@ def register(subparsers: Any) -> None:
         metavar="KEY=V1,V2",
         help="sweep a host setting (threshold_percent, context_length, ...) or an engine parameter",
     )
-    parser.add_argument(
-        "--limit", type=int, default=None, metavar="N", help="use only the first N conversations"
-    )
+    parser.add_argument("--limit", type=int, default=None, metavar="N", help="use only the first N conversations")
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default 1)")
-    parser.add_argument(
-        "--out", default=None, metavar="DIR", help="write trace, compactions and summary files here"
-    )
+    parser.add_argument("--out", default=None, metavar="DIR", help="write trace, compactions and summary files here")
     parser.add_argument(
         "--format", choices=["csv", "parquet"], default="csv", help="file format for --out (default csv)"
     )
     parser.add_argument(
-        "--no-progress", action="store_true", help="no progress bar (also off when TQDM_DISABLE=1)"
+        "--cache",
+        action="append",
+        default=[],
+        metavar="PROVIDER[:MODEL]",
+        help="simulate prompt caching (repeatable; the first fills cache_read_tokens, cost_usd, ...)",
     )
+    parser.add_argument("--cache-policy", default="system_and_3", help="marker policy (default system_and_3)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (also off when TQDM_DISABLE=1)")
     add_host_options(parser)
     parser.set_defaults(run=run)
 
@@ -101,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         grid,
         settings=host_settings(args),
         params=engine_params(args.param),
+        observers=[CacheObserver(args.cache, args.cache_policy)] if args.cache else [],
         workers=args.workers,
         progress=False if args.no_progress else None,
     )

@@ -23,9 +23,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--summary", default=None, metavar="FILE", help="run summaries (default: summary.* beside TRACE)"
     )
-    parser.add_argument(
-        "--out", default="report.html", metavar="FILE", help="output HTML file (default report.html)"
-    )
+    parser.add_argument("--out", default="report.html", metavar="FILE", help="output HTML file (default report.html)")
     parser.add_argument("--title", default="contextlab report", help="page title")
     parser.add_argument(
         "--max-transcripts",
