@@ -213,14 +213,16 @@ def plot_cache_hit_rate(
     for key, run in _groups(rows):
         prompt = run["prompt_tokens"].astype(float)
         rate = (run[column].astype(float) / prompt.where(prompt > 0)).fillna(0.0)
-        ax.plot(run["request"].to_numpy(), rate.to_numpy(), label=labels[key], linewidth=1.4, marker=".")
+        # Dots help on short runs; on hundreds of requests they only hide the lines.
+        marker = "." if len(run) <= 80 else None
+        ax.plot(run["request"].to_numpy(), rate.to_numpy(), label=labels[key], linewidth=1.2, marker=marker)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("request")
     ax.set_ylabel(
         "cache hit rate (cache read / prompt)" if column == "cache_read_tokens" else "prefix share (prefix / prompt)"
     )
     ax.set_title(title if title is not None else name)
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="best", fontsize="small")
     return figure
 
 

@@ -17,30 +17,32 @@
 # Load a recorded agent conversation, replay it through the simulated host with two context
 # engines, and plot prompt tokens per request against the threshold.
 #
-# Data: the tau-bench airline recordings found through `$CONTEXTLAB_TRANSCRIPTS` (or
-# `../shared/transcripts` beside the repository). `example_transcripts()` says where it looked
-# if they are missing; any transcript file works with `contextlab.load_transcript(path)`.
+# Data: `support-agent`, one of the conversations the project generates itself (seeded) and ships
+# in `datasets/`, so this runs anywhere. Any recorded conversation works the same way with
+# `contextlab.load_transcript(path)` (OpenAI JSON/JSONL, Claude Code, tau-bench, ...).
 
 # %%
 # %matplotlib inline
 import contextlab
-from contextlab.examples import RecentTurnsEngine, example_transcripts
+from contextlab.examples import RecentTurnsEngine
 from contextlab.plots import plot_prompt_tokens
 
-transcript = example_transcripts(limit=1)[0]
+transcript = contextlab.load_dataset("support-agent")
 transcript
 
 # %% [markdown]
 # `passthrough` is the control engine: it never compacts. `RecentTurnsEngine` (a small teaching
 # engine shipped in `contextlab.examples`) keeps the last two user turns once the prompt passes
-# the threshold. A small window (8,000 tokens, threshold at 50%) makes compaction visible on a
-# short conversation.
+# the threshold. The window is 64,000 tokens with the threshold at 50%; the whole conversation is
+# about 270,000 tokens, so without context management the prompt soon outgrows the window.
 
 # %%
 trace, summaries = contextlab.compare(
-    transcript, ["passthrough", RecentTurnsEngine], context_length=8_000, threshold_percent=0.5
+    transcript, ["passthrough", RecentTurnsEngine], context_length=64_000, threshold_percent=0.5
 )
-summaries[["engine", "requests", "compactions", "prompt_tokens_total", "prompt_tokens_max", "prefix_share"]]
+summaries[
+    ["engine", "requests", "compactions", "overflows", "prompt_tokens_total", "prompt_tokens_max", "prefix_share"]
+]
 
 # %%
 fig = plot_prompt_tokens(trace)
@@ -57,5 +59,7 @@ trace[["engine", "turn", "request", "prompt_tokens", "threshold_tokens", "compre
 by_engine = summaries.set_index("engine")
 assert by_engine.loc["passthrough", "compactions"] == 0
 assert by_engine.loc["recent_turns", "compactions"] > 0
-assert by_engine.loc["recent_turns", "prompt_tokens_max"] < by_engine.loc["passthrough", "prompt_tokens_max"]
+assert by_engine.loc["passthrough", "overflows"] > 0  # the window is too small for the whole conversation
+assert by_engine.loc["recent_turns", "overflows"] == 0
+assert by_engine.loc["recent_turns", "prompt_tokens_max"] < 64_000
 assert (summaries["violations"] == 0).all()

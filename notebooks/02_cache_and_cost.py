@@ -15,21 +15,24 @@
 # # Prompt-cache behaviour and cost
 #
 # Compaction lowers prompt tokens but rewrites the start of the conversation, and a provider's
-# prompt cache only serves the longest prefix that did not change. This notebook sweeps two
-# engines over several conversations and plots, per request, the share of the prompt a cache
-# could serve, then the running total.
+# prompt cache only serves a prefix that did not change. This notebook sweeps two engines and two
+# thresholds over the bundled conversations and plots, per request, the share of the prompt read
+# from cache, then the running cost.
 #
-# When a cache model adds `cache_read_tokens` / `cost_usd` columns to the trace, the plots use
-# them (cache hit rate, cumulative cost); otherwise they fall back to `prefix_tokens` (the common
-# prefix with the previous request: the most any prefix cache could hit) and cumulative prompt
-# tokens. `hit_rate_column` / `cumulative_column` tell which one is in use.
+# `CacheObserver` simulates a provider's cache (here Anthropic's, with the host's `system_and_3`
+# breakpoint layout) and adds `cache_read_tokens`, `cache_write_tokens`, `uncached_tokens` and
+# `cost_usd` to the trace. Without it the plots fall back to `prefix_tokens` (the common prefix
+# with the previous request: the most any prefix cache could serve) and cumulative prompt tokens;
+# `hit_rate_column` / `cumulative_column` say which one is in use.
 
 # %%
 # %matplotlib inline
 from matplotlib.figure import Figure
 
+import contextlab
+from contextlab import CacheObserver
 from contextlab.bench import bench
-from contextlab.examples import RecentTurnsEngine, example_transcripts
+from contextlab.examples import RecentTurnsEngine
 from contextlab.plots import (
     cumulative_column,
     hit_rate_column,
@@ -38,42 +41,50 @@ from contextlab.plots import (
     plot_engine_comparison,
 )
 
-transcripts = example_transcripts(limit=6)
+transcripts = [contextlab.load_dataset("coding-agent-short"), contextlab.load_dataset("support-agent")]
+cache = CacheObserver(["anthropic:claude-sonnet-5-5"], "system_and_3")
 result = bench(
     transcripts,
     ["passthrough", RecentTurnsEngine],
-    grid={"threshold_percent": [0.5, 0.75], "context_length": [8_000]},
+    grid={"threshold_percent": [0.5, 0.75], "context_length": [32_000]},
+    observers=[cache],
     workers=1,
 )
 print("hit rate from:", hit_rate_column(result.trace), "| running total of:", cumulative_column(result.trace))
-result.summaries[["transcript", "engine", "params", "compactions", "prompt_tokens_total", "prefix_share"]].head(8)
+result.summaries[["transcript", "engine", "params", "compactions", "prompt_tokens_total", "cache_hit_rate", "cost_usd"]]
 
 # %% [markdown]
-# One conversation, both engines at both thresholds: every compaction shows up as a dip in the
-# cacheable share.
+# The support conversation, both engines at both thresholds: every compaction rewrites the
+# cached prefix, so the hit rate dips and the cost line steepens for a few requests.
 
 # %%
-first = transcripts[0].transcript_id
 fig = Figure(figsize=(10, 7), layout="constrained")
 top, bottom = fig.subplots(2, 1)
-plot_cache_hit_rate(result.trace, transcript=first, ax=top)
-plot_cumulative(result.trace, transcript=first, ax=bottom)
+plot_cache_hit_rate(result.trace, transcript="support-agent", ax=top)
+plot_cumulative(result.trace, transcript="support-agent", ax=bottom)
 fig
 
 # %% [markdown]
-# Across all six conversations: total prompt tokens per engine and threshold.
+# Summed over both conversations: cost per engine and threshold.
 
 # %%
-plot_engine_comparison(result.summaries, "prompt_tokens_total")
+plot_engine_comparison(result.summaries, "cost_usd")
+
+# %% [markdown]
+# Without a cache model the same plots use the prefix share instead:
 
 # %%
-summary = result.summaries.groupby(["engine", "params"], sort=False)[
-    ["prompt_tokens_total", "prefix_tokens_total"]
-].sum()
-summary["prefix_share"] = summary["prefix_tokens_total"] / summary["prompt_tokens_total"]
-summary
+plain = bench(transcripts[:1], ["passthrough", RecentTurnsEngine], {"threshold_percent": [0.5]}, workers=1)
+assert hit_rate_column(plain.trace) == "prefix_tokens"
+plot_cache_hit_rate(plain.trace)
 
 # %%
 assert (result.summaries["status"] == "ok").all()
-control = summary.loc["passthrough"]["prefix_share"].iloc[0]
-assert (summary.loc["recent_turns"]["prefix_share"] < control).all(), "compaction should cost cacheable prefix"
+assert hit_rate_column(result.trace) == "cache_read_tokens" and cumulative_column(result.trace) == "cost_usd"
+runs = result.summaries.set_index(["transcript", "engine", "threshold_percent"])
+support = runs.loc["support-agent"]
+# passthrough only ever appends, so its cache keeps hitting; compaction trades hit rate for fewer tokens
+assert support.loc[("passthrough", 0.5), "cache_hit_rate"] > support.loc[("recent_turns", 0.5), "cache_hit_rate"]
+assert (
+    support.loc[("recent_turns", 0.5), "prompt_tokens_total"] < support.loc[("passthrough", 0.5), "prompt_tokens_total"]
+)

@@ -29,7 +29,6 @@ from typing import Any
 
 import contextlab
 from contextlab import ContextEngine
-from contextlab.examples import example_transcripts
 from contextlab.plots import plot_cumulative, plot_prompt_tokens
 
 
@@ -66,9 +65,9 @@ class SlidingWindow(ContextEngine):
 # directly; `compare` runs in this process, so nothing needs to be importable.
 
 # %%
-transcript = example_transcripts(limit=1)[0]
+transcript = contextlab.load_dataset("support-agent")
 trace, summaries = contextlab.compare(
-    transcript, ["passthrough", SlidingWindow], context_length=8_000, threshold_percent=0.5
+    transcript, ["passthrough", SlidingWindow], context_length=64_000, threshold_percent=0.5
 )
 summaries[["engine", "compactions", "prompt_tokens_total", "prompt_tokens_max", "prefix_share", "violations"]]
 
@@ -83,7 +82,7 @@ plot_cumulative(trace)
 
 # %%
 wide = contextlab.replay(
-    transcript, SlidingWindow, params={"keep_messages": 30}, context_length=8_000, threshold_percent=0.5
+    transcript, SlidingWindow, params={"keep_messages": 30}, context_length=64_000, threshold_percent=0.5
 )
 wide.summary["compactions"], wide.summary["prompt_tokens_total"]
 

@@ -16,16 +16,20 @@
 #
 # Pick a conversation and engines, move the threshold slider (it replays when released), choose a
 # context length, and type a focus topic: it is applied as a manual `/compress <focus>` before the
-# chosen turn. The plot and the table below update after each change.
+# chosen turn. The plot and the table below update after each change. The conversations are the
+# project's bundled datasets; pass any transcripts you loaded yourself instead.
 
 # %%
-from contextlab.examples import RecentTurnsEngine, example_transcripts
+import contextlab
+from contextlab.examples import RecentTurnsEngine
 from contextlab.widgets import Dashboard
 
+transcripts = {name: contextlab.load_dataset(name) for name in ("coding-agent-short", "support-agent", "coding-agent")}
 dashboard = Dashboard(
-    example_transcripts(limit=5),
+    transcripts,
     ["passthrough", RecentTurnsEngine],
-    context_lengths=(8_000, 16_000, 128_000),
+    context_lengths=(16_000, 32_000, 64_000, 200_000),
+    context_length=32_000,
     threshold_percent=0.75,
     focus_turn=3,
 )
@@ -36,10 +40,10 @@ dashboard
 before = dashboard.result.summaries.set_index("engine")
 dashboard.threshold.value = 0.4
 after = dashboard.result.summaries.set_index("engine")
-assert after.loc["recent_turns", "threshold_tokens"] == int(8_000 * 0.4)
-assert after.loc["recent_turns", "compactions"] >= before.loc["recent_turns", "compactions"]
-dashboard.focus.value = "baggage"
+assert after.loc["recent_turns", "threshold_tokens"] == int(32_000 * 0.4)
+assert after.loc["recent_turns", "compactions"] > before.loc["recent_turns", "compactions"]
+dashboard.focus.value = "failing test"
 manual = dashboard.result.compactions.query("trigger == 'manual'")
-assert set(manual["focus_topic"]) == {"baggage"} and len(manual) == 2
+assert set(manual["focus_topic"]) == {"failing test"} and len(manual) == 2
 dashboard.focus.value = ""
 dashboard.threshold.value = 0.5

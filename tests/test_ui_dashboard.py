@@ -55,7 +55,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def lab_url(tmp_path_factory: pytest.TempPathFactory, shared_transcripts: Path) -> Iterator[str]:
+def lab_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A JupyterLab server on loopback with the dashboard notebook in its root; stopped by its PID."""
     root = tmp_path_factory.mktemp("lab")
     for name in ("config", "runtime", "workspaces", "data"):
@@ -71,7 +71,6 @@ def lab_url(tmp_path_factory: pytest.TempPathFactory, shared_transcripts: Path) 
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(root / "config"),
         "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
-        "CONTEXTLAB_TRANSCRIPTS": str(shared_transcripts),
         "TQDM_DISABLE": "1",
     }
     command = [
@@ -127,7 +126,7 @@ def _wait_idle(page: Page) -> None:
             raise AssertionError("the kernel never went idle")
 
 
-def test_slider_moves_replay_and_plot(page: Page, lab_url: str) -> None:
+def test_slider_moves_replay_and_plot(page: Page, lab_url: str, tmp_path: Path) -> None:
     page.set_viewport_size({"width": 1280, "height": 1600})
     page.goto(lab_url)
     page.wait_for_function(IDLE, timeout=90_000)
@@ -148,4 +147,5 @@ def test_slider_moves_replay_and_plot(page: Page, lab_url: str) -> None:
     expect(image).not_to_have_attribute("src", before or "", timeout=60_000)
     table = page.locator(".jp-OutputArea-output table").first
     expect(table).to_contain_text("recent_turns")
-    page.screenshot(path=str(Path(os.environ.get("CONTEXTLAB_UI_SHOTS", "/tmp")) / "contextlab-dashboard.png"))
+    # Kept for a person to look at: set CONTEXTLAB_UI_SHOTS to a folder to keep it after the run.
+    page.screenshot(path=str(Path(os.environ.get("CONTEXTLAB_UI_SHOTS") or tmp_path) / "contextlab-dashboard.png"))
