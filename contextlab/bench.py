@@ -175,12 +175,13 @@ def bench(
             for job in jobs:
                 outcomes.append(_run_job(job))
                 bar(1)
+            chunks = [_merge(outcomes)]
         else:
-            outcomes = _run_pool(shared, jobs, min(workers, len(jobs)), bar)
+            chunks = _run_pool(shared, jobs, min(workers, len(jobs)), bar)
     finally:
         bar(0, close=True)
         _WORKER.clear()
-    return _assemble(outcomes)
+    return _assemble(chunks)
 
 
 @dataclass(frozen=True)
@@ -275,34 +276,52 @@ def engine_label(spec: EngineSpec) -> str:
         return type(spec).__name__
 
 
-def _run_batch(batch: list[Job]) -> list[_Outcome]:
+@dataclass
+class _Chunk:
+    """Consecutive runs merged into one frame each: far fewer objects to pickle back from a worker."""
+
+    trace: pd.DataFrame
+    compactions: pd.DataFrame
+    summaries: list[dict[str, Any]]
+
+
+def _merge(outcomes: list[_Outcome]) -> _Chunk:
+    traces = [o.trace for o in outcomes if len(o.trace)]
+    events = [o.compactions for o in outcomes if len(o.compactions)]
+    return _Chunk(
+        pd.concat(traces, ignore_index=True) if traces else build_frame([], TRACE_COLUMNS),
+        pd.concat(events, ignore_index=True) if events else build_frame([], COMPACTION_COLUMNS),
+        [o.summary for o in outcomes],
+    )
+
+
+def _run_batch(batch: list[Job]) -> _Chunk:
     """All runs of one transcript in one task: its token counts stay in one worker's memo."""
-    return [_run_job(job) for job in batch]
+    return _merge([_run_job(job) for job in batch])
 
 
-def _run_pool(shared: _Shared, jobs: list[Job], workers: int, bar: Callable[..., None]) -> list[_Outcome]:
+def _run_pool(shared: _Shared, jobs: list[Job], workers: int, bar: Callable[..., None]) -> list[_Chunk]:
     _check_picklable(shared)
     batches: dict[int, list[Job]] = {}
     for job in jobs:
         batches.setdefault(job.transcript, []).append(job)
-    outcomes: dict[int, _Outcome] = {}
+    chunks: dict[int, _Chunk] = {}
     # spawn: workers start clean (no inherited threads or locks from a notebook kernel), and engine
     # classes are found by import, exactly as they will be on any other machine.
     with ProcessPoolExecutor(
         workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(shared,)
     ) as pool:
-        futures = {pool.submit(_run_batch, batch): batch for batch in batches.values()}
+        futures = {pool.submit(_run_batch, batch): key for key, batch in batches.items()}
         for future in as_completed(futures):
-            batch = futures[future]
+            key = futures[future]
             try:
-                done = future.result()
+                chunks[key] = future.result()
             except Exception as error:  # the worker died (os._exit, segfault): fail those runs only
                 reason = f"worker failed: {type(error).__name__}: {error}"
-                done = [_lost(shared, job, reason) for job in batch]
-            for outcome in done:
-                outcomes[outcome.index] = outcome
-            bar(len(batch))
-    return [outcomes[job.index] for job in jobs]
+                chunks[key] = _merge([_lost(shared, job, reason) for job in batches[key]])
+            bar(len(batches[key]))
+    # Jobs are numbered transcript-major, so transcript order is job order.
+    return [chunks[key] for key in sorted(chunks)]
 
 
 def _lost(shared: _Shared, job: Job, reason: str) -> _Outcome:
@@ -327,13 +346,10 @@ def _check_picklable(shared: _Shared) -> None:
         raise ConfigError(f"bench: observers cannot be sent to a worker process ({error}); use workers=1") from error
 
 
-def _assemble(outcomes: list[_Outcome]) -> BenchResult:
-    traces = [o.trace for o in outcomes if len(o.trace)]
-    compactions = [o.compactions for o in outcomes if len(o.compactions)]
-    trace = pd.concat(traces, ignore_index=True) if traces else build_frame([], TRACE_COLUMNS)
-    events = pd.concat(compactions, ignore_index=True) if compactions else build_frame([], COMPACTION_COLUMNS)
-    summaries = pd.DataFrame([o.summary for o in outcomes])
-    return BenchResult(trace, events, summaries)
+def _assemble(chunks: list[_Chunk]) -> BenchResult:
+    merged = _merge([_Outcome(0, c.trace, c.compactions, {}) for c in chunks])
+    summaries = pd.DataFrame([summary for chunk in chunks for summary in chunk.summaries])
+    return BenchResult(merged.trace, merged.compactions, summaries)
 
 
 def _storable(frame: pd.DataFrame) -> pd.DataFrame:
