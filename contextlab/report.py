@@ -80,9 +80,12 @@ def summaries_from_trace(trace: pd.DataFrame, compactions: pd.DataFrame | None =
             mask &= events[column].astype(str) == str(value)
         base = {**dict(zip(keys, key, strict=True)), "status": "ok", "error": None}
         extra = {}
-        for column in ("cache_read_tokens", "cache_write_tokens", "cost_usd"):
+        # Same keys as the cache observer's summary, so both kinds of summary tables line up.
+        for column in ("cache_read_tokens", "cache_write_tokens"):
             if column in run.columns:
-                extra[f"{column}_total"] = float(run[column].fillna(0).sum())
+                extra[f"{column}_total"] = int(run[column].fillna(0).sum())
+        if "cost_usd" in run.columns and run["cost_usd"].notna().any():
+            extra["cost_usd"] = float(run["cost_usd"].fillna(0).sum())
         rows.append(summarize(run.reset_index(drop=True), events[mask].reset_index(drop=True), base, extra))
     return pd.DataFrame(rows)
 
@@ -101,7 +104,6 @@ def engine_table(summaries: pd.DataFrame) -> pd.DataFrame:
         "prefix_tokens_total",
         "cache_read_tokens_total",
         "cost_usd",
-        "cost_usd_total",
         "violations",
         "overflows",
     ):
@@ -152,10 +154,8 @@ def build_report(
     parts.append("<h2>Engines</h2>")
     parts.append(_table(engine_table(summaries)))
     parts.append(_img(plot_engine_comparison(summaries, "prompt_tokens_total")))
-    for metric in ("cost_usd", "cost_usd_total"):
-        if metric in summaries.columns and pd.to_numeric(summaries[metric], errors="coerce").notna().any():
-            parts.append(_img(plot_engine_comparison(summaries, metric)))
-            break
+    if "cost_usd" in summaries.columns and pd.to_numeric(summaries["cost_usd"], errors="coerce").notna().any():
+        parts.append(_img(plot_engine_comparison(summaries, "cost_usd")))
     if "status" in summaries.columns:
         failed = summaries[summaries["status"].astype(str) != "ok"]
         if len(failed):

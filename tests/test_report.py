@@ -82,3 +82,23 @@ def test_files_and_siblings(sweep, tmp_path) -> None:
 def test_bad_frame_names_the_column(sweep) -> None:
     with pytest.raises(ConfigError, match="missing column 'prompt_tokens'"):
         build_report(sweep.trace.drop(columns=["prompt_tokens"]))
+
+
+def test_cache_columns_give_hit_rate_and_cost(tmp_path) -> None:
+    from contextlab import CacheObserver
+
+    result = bench(
+        [make_transcript()],
+        ["passthrough", SlidingWindowEngine],
+        settings=HostSettings(context_length=4000, threshold_percent=0.5),
+        observers=[CacheObserver(["anthropic:claude-sonnet-5-5"])],
+        progress=False,
+    )
+    rebuilt = summaries_from_trace(result.trace, result.compactions)
+    for column in ("cache_read_tokens_total", "cost_usd"):
+        assert rebuilt[column].tolist() == pytest.approx(result.summaries[column].tolist())
+    table = engine_table(result.summaries)
+    assert table["cache_hit_rate"].tolist() == pytest.approx(result.summaries["cache_hit_rate"].tolist(), abs=1e-4)
+    text = build_report(result.trace, result.compactions, result.summaries)
+    assert len(re.findall(r"data:image/png;base64,", text)) == 1 + 1 + 1  # tokens bars, cost bars, transcript
+    assert "cache_hit_rate" in text and "cost_usd" in text
