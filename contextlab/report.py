@@ -34,6 +34,7 @@ th{background:#f3f3f3}
 td:first-child,th:first-child{text-align:left}
 img{max-width:100%}
 .failed{color:#a00}
+.wide{overflow-x:auto}
 """
 
 
@@ -216,4 +217,5 @@ def _table(frame: pd.DataFrame) -> str:
     for column in frame.columns:
         if pd.api.types.is_integer_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column]):
             frame[column] = frame[column].map(lambda v: f"{v:,}")
-    return frame.to_html(index=False, escape=True, border=0, na_rep="", float_format=lambda v: f"{v:,.4g}")
+    markup = frame.to_html(index=False, escape=True, border=0, na_rep="", float_format=lambda v: f"{v:,.4g}")
+    return f"<div class='wide'>{markup}</div>"  # wide tables scroll instead of overflowing the page
