@@ -128,3 +128,16 @@ class BrokenInitEngine(ContextEngine):
         memory_context: str = "",
     ) -> list[Message]:
         return messages
+
+
+class DyingEngine(ExplodingEngine):
+    """Kills its worker process outright (as a segfault would): no exception ever reaches the host."""
+
+    @property
+    def name(self) -> str:
+        return "dying"
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        import os
+
+        os._exit(3)

@@ -9,7 +9,7 @@ from contextlab import ConfigError
 from contextlab.bench import BenchResult, bench, expand_grid
 from contextlab.host.trace import TIMING_COLUMNS
 from contextlab.tokens import ExactCounter
-from tests.synthetic import BrokenInitEngine, ExplodingEngine, SlidingWindowEngine, make_transcript
+from tests.synthetic import BrokenInitEngine, DyingEngine, ExplodingEngine, SlidingWindowEngine, make_transcript
 
 GRID = {"threshold_percent": [0.5, 0.75], "context_length": [3000, 6000]}
 
@@ -68,6 +68,14 @@ def test_failing_engines_fail_their_runs_only(transcripts) -> None:
     assert "unknown engine 'no_such_engine'" in by_engine.loc[("t1", "no_such_engine"), "error"]
     assert len(result.failed) == 6
     assert set(result.trace["engine"]) == {"exploding", "passthrough"}  # exploding kept its pre-failure row
+
+
+def test_a_dead_worker_fails_its_runs_and_the_sweep_returns(transcripts) -> None:
+    result = bench(transcripts[:1], [DyingEngine, "passthrough"], workers=2, progress=False)
+    # One transcript is one task, so the whole task is lost with the process that ran it.
+    assert result.summaries["status"].tolist() == ["failed", "failed"]
+    assert result.summaries["error"].str.startswith("worker failed: BrokenProcessPool").all()
+    assert result.summaries["engine"].tolist() == ["DyingEngine", "passthrough"]
 
 
 def test_engine_parameters_in_the_grid(transcripts) -> None:

@@ -85,3 +85,19 @@ def test_bad_construction() -> None:
         Dashboard([], ["passthrough"])
     with pytest.raises(ConfigError, match="no engines"):
         Dashboard([make_transcript()], [])
+
+
+def test_cache_observer_columns_reach_the_table() -> None:
+    from contextlab import CacheObserver
+    from contextlab.widgets import summary_table
+
+    dashboard = Dashboard(
+        [make_transcript()],
+        ["passthrough"],
+        context_lengths=(8000,),
+        observers=[CacheObserver(["anthropic:claude-sonnet-5-5"])],
+    )
+    table = summary_table(dashboard.result.summaries)
+    assert "cache_hit_rate" in table.columns and "cost_usd" in table.columns
+    assert "error" not in table.columns  # all runs ok: the column would only say None
+    assert 0 < table["cache_hit_rate"].item() < 1
