@@ -13,6 +13,7 @@ from contextlab.host.observers import RequestObserver
 from contextlab.host.replay import run_replay
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import ReplayResult
+from contextlab.probes import default_observers
 from contextlab.tokens import ExactCounter
 from contextlab.transcripts import Transcript, load_transcript
 
@@ -24,6 +25,7 @@ def replay(
     *,
     params: Mapping[str, Any] | None = None,
     observers: Iterable[RequestObserver] = (),
+    probes: bool = True,
     counter: ExactCounter | None = None,
     **setting_overrides: Any,
 ) -> ReplayResult:
@@ -35,6 +37,7 @@ def replay(
         settings: Host settings; keyword overrides (``context_length=128_000``) are applied on top.
         params: Engine constructor parameters (names and classes only).
         observers: Measurement models adding trace columns (prompt cache, probes).
+        probes: Add retention probes (``facts_in_context`` ...) when the transcript has gold facts.
         counter: A shared exact counter (lets sweeps reuse one tokenizer memo).
 
     Returns:
@@ -45,6 +48,7 @@ def replay(
     settings = (settings or HostSettings()).with_(**setting_overrides) if setting_overrides else (settings or HostSettings())
     instance = resolve_engine(engine, params)
     label = _engine_label(engine, instance)
+    observers = [*observers, *(default_observers(transcript) if probes else [])]
     return run_replay(
         transcript,
         instance,
@@ -76,7 +80,8 @@ def compare(
 def params_label(settings: HostSettings, params: Mapping[str, Any] | None) -> str:
     """A stable, hashable id for a run's parameters (host settings that vary, then engine params)."""
     parts = [settings.label()]
-    parts += [f"{k}={params[k]!r}" for k in sorted(params or {})]
+    given = dict(params or {})
+    parts += [f"{k}={given[k]!r}" for k in sorted(given)]
     return ",".join(parts)
 
 

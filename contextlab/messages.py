@@ -197,61 +197,99 @@ def validate_messages(messages: list[Message]) -> list[Violation]:
     ``orphan_tool_result``, ``duplicate_tool_result``, ``out_of_order_tool_result``,
     ``unanswered_tool_call``.
     """
-    found: list[Violation] = []
-    pending: dict[str, int] = {}  # call id -> index of the assistant that made it
-    answered: set[str] = set()
-    earlier_calls: set[str] = set()
-    seen_non_system = False
+    tracker = StructureTracker()
+    for message in messages:
+        tracker.feed(message)
+    return tracker.violations()
 
-    def close_group() -> None:
-        for call_id, at in pending.items():
-            if call_id not in answered:
-                found.append(Violation(at, "unanswered_tool_call", f"tool call {call_id!r} has no result"))
-        earlier_calls.update(pending)
-        pending.clear()
-        answered.clear()
 
-    for i, message in enumerate(messages):
+class StructureTracker:
+    """The structural state of a message list, fed one message at a time.
+
+    A replay's history only grows between compactions, so the host feeds each new row once instead
+    of re-validating the whole request every time. :attr:`needs_sanitizing` says whether the
+    request sanitizers would change anything (so an unchanged request skips them).
+    """
+
+    def __init__(self) -> None:
+        self._found: list[Violation] = []
+        self._pending: dict[str, int] = {}  # call id -> index of the assistant that made it
+        self._answered: set[str] = set()
+        self._earlier_calls: set[str] = set()
+        self._seen_non_system = False
+        self._previous_user_text = False
+        self._count = 0
+        self.rewrites = False
+        """A thinking-only assistant row or two adjacent user rows: the sanitizers rewrite the list."""
+
+    @property
+    def needs_sanitizing(self) -> bool:
+        return self.rewrites or bool(self._found) or any(c not in self._answered for c in self._pending)
+
+    def violations(self) -> list[Violation]:
+        """Violations so far, including calls of the open group that are still unanswered."""
+        open_calls = [
+            Violation(at, "unanswered_tool_call", f"tool call {call_id!r} has no result")
+            for call_id, at in self._pending.items()
+            if call_id not in self._answered
+        ]
+        return self._found + open_calls
+
+    def _close_group(self) -> None:
+        self._found.extend(v for v in self.violations()[len(self._found) :])
+        self._earlier_calls.update(self._pending)
+        self._pending.clear()
+        self._answered.clear()
+
+    def feed(self, message: Message) -> None:
+        i = self._count
+        self._count += 1
+        found = self._found
         if not isinstance(message, dict):
             found.append(Violation(i, "unknown_role", f"not a message object: {type(message).__name__}"))
-            continue
+            return
         role = message.get("role")
         if role not in ROLES:
             found.append(Violation(i, "unknown_role", f"role {role!r}"))
-            continue
+            return
+        is_user_text = role == "user" and isinstance(message.get("content"), str)
+        if is_user_text and self._previous_user_text:
+            self.rewrites = True
+        self._previous_user_text = is_user_text
         if role == "tool":
-            if not seen_non_system:
-                found.append(Violation(i, "leading_tool_message", "the history starts with a tool result"))
-            seen_non_system = True
-            call_id = message.get("tool_call_id")
-            if not call_id:
-                found.append(Violation(i, "tool_without_call_id", "tool message without tool_call_id"))
-                continue
-            if call_id in pending:
-                if call_id in answered:
-                    found.append(Violation(i, "duplicate_tool_result", f"second result for {call_id!r}"))
-                answered.add(call_id)
-            elif call_id in earlier_calls:
-                found.append(
-                    Violation(i, "out_of_order_tool_result", f"result for {call_id!r} after another message")
-                )
-            else:
-                found.append(Violation(i, "orphan_tool_result", f"no tool call with id {call_id!r}"))
-            continue
-        close_group()
+            self._feed_tool(i, message)
+            return
+        self._close_group()
         if role != "system":
-            seen_non_system = True
+            self._seen_non_system = True
         if is_empty(message):
+            if role == "assistant" and (message.get("reasoning") or message.get("reasoning_content")):
+                self.rewrites = True  # thinking-only: the host drops it from the request
             found.append(Violation(i, "empty_message", f"{role} message with no content"))
         if role == "assistant":
             for call in tool_calls(message):
                 call_id = str(call.get("id") or "")
                 if not call_id:
                     found.append(Violation(i, "unanswered_tool_call", "tool call without an id"))
-                elif call_id not in pending:
-                    pending[call_id] = i
-    close_group()
-    return found
+                elif call_id not in self._pending:
+                    self._pending[call_id] = i
+
+    def _feed_tool(self, i: int, message: Message) -> None:
+        found = self._found
+        if not self._seen_non_system:
+            found.append(Violation(i, "leading_tool_message", "the history starts with a tool result"))
+        self._seen_non_system = True
+        call_id = message.get("tool_call_id")
+        if not call_id:
+            found.append(Violation(i, "tool_without_call_id", "tool message without tool_call_id"))
+        elif call_id in self._pending:
+            if call_id in self._answered:
+                found.append(Violation(i, "duplicate_tool_result", f"second result for {call_id!r}"))
+            self._answered.add(call_id)
+        elif call_id in self._earlier_calls:
+            found.append(Violation(i, "out_of_order_tool_result", f"result for {call_id!r} after another message"))
+        else:
+            found.append(Violation(i, "orphan_tool_result", f"no tool call with id {call_id!r}"))
 
 
 # --------------------------------------------------------------------------- wire form & sanitizers

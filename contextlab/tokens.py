@@ -229,6 +229,7 @@ def load_encoding(name: str = DEFAULT_ENCODING) -> Encoding:
             return _ENCODINGS[name]
         import tiktoken
 
+        encoding: Encoding
         try:
             encoding = tiktoken.get_encoding(name)
         except Exception as first_error:  # tiktoken raises requests/OS errors when it cannot download

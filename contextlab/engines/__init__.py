@@ -28,12 +28,18 @@ def builtin_engine_class(name: str) -> type[ContextEngine]:
 def known_engine_names() -> list[str]:
     """Names :func:`resolve_engine` accepts: built-ins and discovered plugins."""
     names = set(BUILTIN_ENGINES)
-    try:
-        from contextlab import plugins
-    except ImportError:
-        return sorted(names)
-    names.update(plugins.discovered_names())
+    plugins = _plugins_module()
+    if plugins is not None:
+        names.update(plugins.discovered_names())
     return sorted(names)
+
+
+def _plugins_module() -> Any:
+    """``contextlab.plugins`` when plugin discovery is available (it is imported lazily: it scans folders)."""
+    try:
+        return importlib.import_module("contextlab.plugins")
+    except ModuleNotFoundError:
+        return None
 
 
 def resolve_engine(spec: EngineSpec, params: Mapping[str, Any] | None = None) -> ContextEngine:
@@ -60,12 +66,10 @@ def resolve_engine(spec: EngineSpec, params: Mapping[str, Any] | None = None) ->
     if isinstance(spec, str):
         if spec in BUILTIN_ENGINES:
             return _construct(builtin_engine_class(spec), params, spec)
-        try:
-            from contextlab import plugins
-        except ImportError:
-            plugins = None  # type: ignore[assignment]
+        plugins = _plugins_module()
         if plugins is not None and spec in plugins.discovered_names():
-            return plugins.load_engine(spec, params)
+            engine: ContextEngine = plugins.load_engine(spec, params)
+            return engine
         raise EngineError(_unknown_message(spec))
     raise EngineError(f"cannot use {spec!r} as an engine: expected a name, a ContextEngine subclass or an instance")
 

@@ -28,6 +28,10 @@ class RequestView:
         fixed_overhead_tokens: Unseen prompt tokens added by the host settings.
         prompt_tokens: Exact prompt tokens of the whole request.
         history: The engine-managed working history at this request (with uids; do not mutate).
+        transcript_index: Index in the transcript of the recorded assistant message this request
+            precedes: every transcript row before it has been seen by the host.
+        prefix_messages: How many leading messages this request shares with the previous one (the
+            same objects), so an observer can update its state incrementally.
     """
 
     turn: int
@@ -40,11 +44,17 @@ class RequestView:
     fixed_overhead_tokens: int
     prompt_tokens: int
     history: list[Message]
+    transcript_index: int = -1
+    prefix_messages: int = 0
 
 
 @runtime_checkable
 class RequestObserver(Protocol):
-    """Adds columns to the trace. One instance per replay (``clone`` gives a fresh one)."""
+    """Adds columns to the trace. One instance per replay (``clone`` gives a fresh one).
+
+    An observer may also define ``bind(transcript)``; the host calls it once before the first
+    request (retention probes read the transcript's gold facts there).
+    """
 
     def columns(self) -> list[str]:
         """Names of the columns :meth:`observe` returns, in order."""

@@ -19,13 +19,21 @@ from typing import Any
 from contextlab import clock as vclock
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
+from contextlab.host.history import WorkingHistory
 from contextlab.host.observers import RequestObserver, RequestView
 from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
-from contextlab.tokens import REPLY_PRIMING_TOKENS, ExactCounter, RoughCounter
+from contextlab.host.memo import MessageMemo
+from contextlab.tokens import (
+    REPLY_PRIMING_TOKENS,
+    ExactCounter,
+    RoughCounter,
+    estimate_tokens_rough,
+    estimate_tools_tokens_rough,
+)
 from contextlab.transcripts.model import Transcript
 
 log = logging.getLogger(__name__)
@@ -61,12 +69,12 @@ class ReplayHost:
         self.settings = settings
         self.observers = list(observers)
         self.exact = counter or ExactCounter(settings.encoding)
-        self.rough = RoughCounter()
-        self.assembler = RequestAssembler(engine, strict=settings.strict_select_context)
+        self.memo = MessageMemo(self.exact, RoughCounter())
         self.runner = CompactionRunner(engine, settings.compress_timeout_s)
         self.minter = UidMinter(settings.seed)
         self.clock = vclock.VirtualClock()
         self.system_prompt = settings.system_prompt if settings.system_prompt is not None else transcript.system_prompt
+        self.assembler = RequestAssembler(engine, self.memo, self.system_prompt, strict=settings.strict_select_context)
         self.base_tools = list(settings.tools if settings.tools is not None else transcript.tools)
         self.tools: list[dict[str, Any]] = list(self.base_tools)
         self.session_id = settings.session_id or f"replay-{transcript.transcript_id}"
@@ -78,22 +86,29 @@ class ReplayHost:
         self._session_hooks = overrides(engine, "on_session_start")
         self._manual = self._manual_compactions()
 
-        # Mutable replay state. ``history`` is host-owned and never mutated in place: engines only
-        # ever see clones, so content-keyed memos stay valid and identity stays cheap.
-        self.history: list[Message] = []
+        # Mutable replay state. The history is host-owned and never mutated in place: engines only
+        # ever see clones, so per-row memos stay valid (see host/history.py and host/memo.py).
+        self.working = WorkingHistory(self.memo, self.system_prompt)
         self._anchor: tuple[int, int] | None = None  # (prompt + completion, history length then)
         self._real_floor = 0
         self._awaiting_usage = False
         self._pending_verdict = False
         self._attempts = 0
+        self._turn_index = 0
+        self._rough_fixed = 0
         self._request_index = 0
         self._row_triggers: list[str] = []
         self._row_pruned = False
         self._engine_ms = 0.0
-        self._previous: tuple[list[Message], list[dict[str, Any]], list[int]] | None = None
+        self._previous: tuple[list[Message], list[dict[str, Any]], int, int] | None = None
         self.rows: list[dict[str, Any]] = []
         self.compaction_rows: list[dict[str, Any]] = []
         self.warnings: list[str] = []
+
+    @property
+    def history(self) -> list[Message]:
+        """The engine-managed working history (host-owned: treat as read-only)."""
+        return self.working.rows
 
     # ------------------------------------------------------------------ run
 
@@ -125,9 +140,13 @@ class ReplayHost:
         }
         summary = summarize(trace, compactions, base, extra)
         summary["wall_s"] = time.perf_counter() - started
-        return ReplayResult(trace, compactions, summary, status, error, self.warnings)
+        return ReplayResult(trace, compactions, summary, status, error, self.warnings, self.engine)
 
     def _start_session(self) -> None:
+        for observer in self.observers:
+            bind = getattr(observer, "bind", None)
+            if callable(bind):
+                bind(self.transcript)
         engine, settings = self.engine, self.settings
         if settings.threshold_percent is not None:
             engine.threshold_percent = settings.threshold_percent
@@ -146,11 +165,18 @@ class ReplayHost:
         engine_tools = self._call_optional("get_tool_schemas") or []
         if isinstance(engine_tools, list):
             self.tools = self.base_tools + [t for t in engine_tools if isinstance(t, dict)]
+        # System prompt, tool schemas and unseen overhead: constant for the run, estimated once.
+        self._rough_fixed = (
+            estimate_tokens_rough(self.system_prompt or "")
+            + estimate_tools_tokens_rough(self.tools)
+            + self.settings.fixed_overhead_tokens
+        )
 
     # ------------------------------------------------------------------ turns
 
     def _run_turn(self, turn: Turn) -> None:
         self._attempts = 0
+        self._turn_index = turn.index
         focus = self._manual.get(turn.index, _NO_MANUAL)
         if focus is not _NO_MANUAL:
             self._compact("manual", self._pressure(), focus_topic=focus, force=True)  # type: ignore[arg-type]
@@ -158,7 +184,7 @@ class ReplayHost:
         start = len(self.history)
         for index in turn.lead_indices:
             self._tick(index)
-            self.history = [*self.history, *clone_messages([messages[index]])]
+            self._append([messages[index]])
         if turn.user_index is not None:
             self._preflight()
         # The turn-start flush mints the user row's uid (a committed preflight already stamped all).
@@ -198,7 +224,7 @@ class ReplayHost:
         engine = self.engine
         first_n = int(getattr(engine, "protect_first_n", 3))
         last_n = int(getattr(engine, "protect_last_n", 6))
-        cheap = len(self.history) > first_n + last_n + 1 or self.rough.messages(self.history) >= engine.threshold_tokens
+        cheap = len(self.history) > first_n + last_n + 1 or self.working.rough_total >= engine.threshold_tokens
         if not cheap:
             return
         pressure = self._pressure()
@@ -247,8 +273,8 @@ class ReplayHost:
         request estimate floored at the last real prompt size."""
         if self._anchor is not None:
             value, at = self._anchor
-            return value + self.rough.messages(self.history[at:])
-        rough = self._rough_request(self.history)
+            return value + self.working.rough_since(at)
+        rough = self._rough_fixed + self.working.rough_total
         return max(rough, self._real_floor)
 
     def _post_tool_pressure(self) -> int:
@@ -259,17 +285,16 @@ class ReplayHost:
             return last
         if last == -1:
             return 0
-        return self._rough_request(self.history)
+        return self._rough_fixed + self.working.rough_total
 
     def _rough_request(self, history: list[Message]) -> int:
-        return (
-            self.rough.request(history, self.system_prompt, self.tools)
-            + self.settings.fixed_overhead_tokens
-        )
+        """The rough request estimate over an arbitrary history (compaction before/after)."""
+        return self._rough_fixed + self.memo.rough_sum(history)
 
     def _rough_of_request(self, request: AssembledRequest) -> int:
-        body = request.messages[1:] if self.system_prompt else request.messages
-        return self._rough_request(body)
+        if not request.selected:
+            return self._rough_fixed + self.working.rough_total
+        return self._rough_fixed + self.memo.rough_counter.messages(request.body)
 
     # ------------------------------------------------------------------ one request
 
@@ -284,7 +309,7 @@ class ReplayHost:
                 if self._compact("pre_api", pressure):
                     continue  # the host refunds the iteration and rebuilds the request
             break
-        message_tokens = [self.exact.message(m) for m in request.messages]
+        message_tokens = request.message_tokens
         tools_tokens = self.exact.tools(self.tools)
         prompt = self._prompt_tokens(message_tokens, tools_tokens)
         context_length = self.settings.context_length
@@ -296,7 +321,7 @@ class ReplayHost:
             request = self._assemble()
             rough = self._rough_of_request(request)
             pressure = rough
-            new_tokens = [self.exact.message(m) for m in request.messages]
+            new_tokens = request.message_tokens
             new_prompt = self._prompt_tokens(new_tokens, tools_tokens)
             progressed = new_prompt < PROGRESS_RATIO * prompt
             message_tokens, prompt = new_tokens, new_prompt
@@ -306,8 +331,8 @@ class ReplayHost:
 
         assistant = self.transcript.messages[step.assistant_index]
         recorded = self.transcript.usage.get(step.assistant_index)
-        completion = recorded.completion_tokens if recorded else self.exact.message(self.assembler.wire(assistant))
-        prefix_tokens, prefix_messages = self._prefix(request.messages, message_tokens)
+        completion = recorded.completion_tokens if recorded else self.memo.exact(self.memo.wire(assistant))
+        prefix_tokens, prefix_messages = self._prefix(request)
         row: dict[str, Any] = {
             **self._labels,
             "turn": turn.index,
@@ -345,24 +370,27 @@ class ReplayHost:
             fixed_overhead_tokens=self.settings.fixed_overhead_tokens,
             prompt_tokens=prompt,
             history=self.history,
+            transcript_index=step.assistant_index,
+            prefix_messages=prefix_messages,
         )
         for observer in self.observers:
             row.update(observer.observe(view))
         usage = self._usage(prompt, completion, row, recorded.reasoning_tokens if recorded else 0)
         self._engine_ms += request.engine_ms
+        row["engine_ms"] = self._engine_ms
+        self.rows.append(row)  # the request was sent, whatever the engine does with its usage
+        self._row_triggers, self._row_pruned = [], False
+        self._request_index += 1
+        started = self._engine_ms
         self._required("update_from_response", dict(usage))
+        row["engine_ms"] += self._engine_ms - started
+        self._engine_ms = 0.0
         if self._pending_verdict and 0 < prompt < self.engine.threshold_tokens:
             self._attempts = 0  # the host re-arms once a compaction is confirmed by real usage
         self._pending_verdict = False
         self._awaiting_usage = False
-        row["engine_ms"] = self._engine_ms
-        self.rows.append(row)
-        self._engine_ms = 0.0
-        self._row_triggers, self._row_pruned = [], False
-        self._request_index += 1
 
-        appended = [assistant] + [self.transcript.messages[i] for i in step.tool_indices]
-        self.history = [*self.history, *clone_messages(appended[:1])]
+        self._append([assistant])
         stamp_identity(self.history, self.minter, start=len(self.history) - 1)
         self._anchor = (prompt + completion, len(self.history))
         self._real_floor = prompt
@@ -370,33 +398,38 @@ class ReplayHost:
             for index in step.tool_indices:
                 self._tick(index)
             start = len(self.history)
-            self.history = [*self.history, *clone_messages(appended[1:])]
+            self._append([self.transcript.messages[i] for i in step.tool_indices])
             stamp_identity(self.history, self.minter, start=start)
             self._post_tool_gate()
         return usage
 
     def _assemble(self) -> AssembledRequest:
         incoming = next((m for m in reversed(self.history) if m.get("role") == "user"), None)
-        return self.assembler.assemble(self.system_prompt, self.history, incoming, int(self.engine.context_length))
+        return self.assembler.assemble(self.working, incoming, int(self.engine.context_length))
 
     def _prompt_tokens(self, message_tokens: list[int], tools_tokens: int) -> int:
         return sum(message_tokens) + tools_tokens + REPLY_PRIMING_TOKENS + self.settings.fixed_overhead_tokens
 
-    def _prefix(self, messages: list[Message], message_tokens: list[int]) -> tuple[int, int]:
+    def _prefix(self, request: AssembledRequest) -> tuple[int, int]:
         """Exact tokens (and messages) this request shares, from the start, with the previous one."""
+        messages, tokens = request.messages, request.message_tokens
         previous = self._previous
-        self._previous = (messages, self.tools, message_tokens)
+        version = self.working.version if request.extends_history else -1
+        self._previous = (messages, self.tools, sum(tokens), version)
         if previous is None:
             return 0, 0
-        old_messages, old_tools, _ = previous
+        old_messages, old_tools, old_sum, old_version = previous
         if old_tools is not self.tools and old_tools != self.tools:
             return self.settings.fixed_overhead_tokens, 0
         shared = self.settings.fixed_overhead_tokens + self.exact.tools(self.tools)
+        if version != -1 and version == old_version:
+            # Same history, only appended to since: the whole previous request is the shared prefix.
+            return shared + old_sum, len(old_messages)
         count = 0
-        for old, new, tokens in zip(old_messages, messages, message_tokens, strict=False):
+        for old, new, n in zip(old_messages, messages, tokens, strict=False):
             if old is not new and old != new:
                 break
-            shared += tokens
+            shared += n
             count += 1
         return shared, count
 
@@ -473,9 +506,13 @@ class ReplayHost:
             self._commit(new, None)
             self._row_pruned = True
 
+    def _append(self, recorded: list[Message]) -> None:
+        """Append clones of recorded rows (the host owns its copies; the transcript stays untouched)."""
+        self.working.append(recorded)
+
     def _commit(self, new: list[Message], trigger: str | None) -> None:
         stamp_identity(new, self.minter)
-        self.history = new
+        self.working.replace(new)
         self._anchor = None  # the recorded usage no longer describes this history
         self._real_floor = 0
         if trigger:
@@ -507,11 +544,11 @@ class ReplayHost:
         if new is not None:
             old_keys = {freeze(m) for m in before}
             fresh = [m for m in new if freeze(m) not in old_keys]
-            summary_tokens = sum(self.exact.message(self.assembler.wire(m)) for m in fresh)
+            summary_tokens = sum(self.memo.exact(self.memo.wire(m)) for m in fresh)
         self.compaction_rows.append(
             {
                 **self._labels,
-                "turn": self.rows[-1]["turn"] if self.rows else 0,
+                "turn": self._turn_index,
                 "request": self._request_index,
                 "trigger": trigger,
                 "focus_topic": focus_topic,

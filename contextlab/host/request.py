@@ -8,13 +8,9 @@ import time
 from dataclasses import dataclass
 
 from contextlab.engine import ContextEngine, Message, overrides
-from contextlab.messages import (
-    Violation,
-    WireCache,
-    clone_messages,
-    sanitize_request,
-    validate_messages,
-)
+from contextlab.host.history import WorkingHistory
+from contextlab.host.memo import MessageMemo
+from contextlab.messages import Violation, clone_messages, sanitize_request, validate_messages
 
 log = logging.getLogger(__name__)
 
@@ -25,65 +21,89 @@ class AssembledRequest:
 
     Attributes:
         messages: Final wire messages, system prompt first.
+        message_tokens: Exact tokens of each message in ``messages``.
+        body: The engine-shaped messages before the wire transform (without the system prompt when
+            the host added it), as the host's rough estimator sees them.
         selected: ``select_context`` returned a list the host accepted.
         rejection: Why a ``select_context`` result was refused (fail-open), else None.
         violations: Structural violations in the engine-shaped request, before the sanitizers.
         engine_ms: Time spent inside ``select_context``.
+        extends_history: The request is exactly system + the history's wire rows (no selection, no
+            sanitizer rewrite), so it extends any earlier such request of the same history version.
     """
 
     messages: list[Message]
+    message_tokens: list[int]
+    body: list[Message]
     selected: bool
     rejection: str | None
     violations: list[Violation]
     engine_ms: float
+    extends_history: bool = False
 
 
 class RequestAssembler:
-    """Builds requests for one replay; memoizes wire forms so unchanged messages stay one object."""
+    """Builds the requests of one replay."""
 
-    def __init__(self, engine: ContextEngine, *, strict: bool = False) -> None:
+    def __init__(
+        self, engine: ContextEngine, memo: MessageMemo, system_prompt: str | None, *, strict: bool = False
+    ) -> None:
         self._engine = engine
+        self._memo = memo
         self._strict = strict
-        self._wire = WireCache()
         self._selects = overrides(engine, "select_context")
+        self._prefix: list[Message] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+        self._prefix_wires = [memo.wire(m) for m in self._prefix]
+        self._prefix_tokens = [memo.exact(w) for w in self._prefix_wires]
 
-    def wire(self, message: Message) -> Message:
-        return self._wire.wire(message)
+    def assemble(self, history: WorkingHistory, incoming_message: Message | None, budget_tokens: int) -> AssembledRequest:
+        """The request for one provider call over the current history."""
+        if not self._selects:
+            return self._plain(history)
+        request = self._prefix + history.rows
+        started = time.perf_counter()
+        result: object = None
+        rejection: str | None = None
+        try:
+            result = self._engine.select_context(
+                clone_messages(request),
+                conversation_messages=clone_messages(history.rows),
+                incoming_message=clone_messages([incoming_message])[0] if incoming_message else None,
+                budget_tokens=budget_tokens,
+            )
+        except Exception as error:  # fail-open: a broken engine is never worse than none
+            rejection = f"exception: {type(error).__name__}: {error}"
+            log.warning("select_context raised %s; keeping the original request", rejection)
+        engine_ms = (time.perf_counter() - started) * 1000
+        if result is None:
+            return self._plain(history, rejection=rejection, engine_ms=engine_ms)
+        rejection = self._check_selection(result)
+        if rejection is not None:
+            log.warning("select_context result refused (%s); keeping the original request", rejection)
+            return self._plain(history, rejection=rejection, engine_ms=engine_ms)
+        assert isinstance(result, list)
+        # An engine's own dicts go through the content memo: it may reuse and mutate them later.
+        final = sanitize_request([self._memo.wire_cache.wire(m) for m in result])
+        body = result[len(self._prefix) :] if self._prefix and result and result[0].get("role") == "system" else result
+        return AssembledRequest(
+            final, [self._memo.exact(w) for w in final], body, True, None, validate_messages(result), engine_ms
+        )
 
-    def assemble(
-        self,
-        system_prompt: str | None,
-        history: list[Message],
-        incoming_message: Message | None,
-        budget_tokens: int,
-    ) -> AssembledRequest:
-        prefix: list[Message] = [{"role": "system", "content": system_prompt}] if system_prompt else []
-        request = prefix + history
-        selected, rejection, engine_ms = False, None, 0.0
-        if self._selects:
-            started = time.perf_counter()
-            try:
-                result = self._engine.select_context(
-                    clone_messages(request),
-                    conversation_messages=clone_messages(history),
-                    incoming_message=clone_messages([incoming_message])[0] if incoming_message else None,
-                    budget_tokens=budget_tokens,
-                )
-            except Exception as error:  # fail-open: a broken engine is never worse than none
-                result, rejection = None, f"exception: {type(error).__name__}: {error}"
-                log.warning("select_context raised %s; keeping the original request", rejection)
-            engine_ms = (time.perf_counter() - started) * 1000
-            if result is not None and rejection is None:
-                rejection = self._check_selection(result, prefix)
-                if rejection is None:
-                    request, selected = result, True
-                else:
-                    log.warning("select_context result refused (%s); keeping the original request", rejection)
-        violations = validate_messages(request)
-        final = sanitize_request([self.wire(m) for m in request])
-        return AssembledRequest(final, selected, rejection, violations, engine_ms)
+    def _plain(self, history: WorkingHistory, *, rejection: str | None = None, engine_ms: float = 0.0) -> AssembledRequest:
+        """The unselected request: kept up to date row by row, so this is O(1) plus two list copies."""
+        structure = history.structure
+        clean = not structure.needs_sanitizing
+        if clean:
+            final = self._prefix_wires + history.wires
+            tokens = self._prefix_tokens + history.exact
+        else:
+            final = sanitize_request(self._prefix_wires + history.wires)
+            tokens = [self._memo.exact(w) for w in final]
+        return AssembledRequest(
+            final, tokens, history.rows, False, rejection, structure.violations(), engine_ms, extends_history=clean
+        )
 
-    def _check_selection(self, result: object, prefix: list[Message]) -> str | None:
+    def _check_selection(self, result: object) -> str | None:
         """Why a selection is refused, or None. Only a non-empty list of dicts is accepted."""
         if not isinstance(result, list):
             return f"not a list ({type(result).__name__})"
@@ -93,6 +113,7 @@ class RequestAssembler:
             return "list contains non-dict elements"
         if not self._strict:
             return None
+        prefix = self._prefix
         if prefix:
             first = result[0]
             if first.get("role") != "system" or first.get("content") != prefix[0]["content"]:

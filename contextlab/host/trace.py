@@ -80,6 +80,8 @@ class ReplayResult:
     status: str = "ok"
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
+    engine: Any = field(default=None, repr=False, compare=False)
+    """The engine instance this run used (its own clone), for inspection after the replay."""
 
     def summary_frame(self) -> pd.DataFrame:
         """The summary as a one-row frame."""

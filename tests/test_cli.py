@@ -1,0 +1,92 @@
+"""The CLI: readable summaries, JSON, trace files, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from contextlab.cli import main
+from contextlab.transcripts import save_transcript
+from tests.toy_engines import conversation
+
+SUMMARY_KEYS = {
+    "requests",
+    "turns",
+    "compactions",
+    "prompt_tokens_total",
+    "prompt_tokens_max",
+    "prefix_tokens_total",
+    "violations",
+    "overflows",
+    "engine",
+    "transcript",
+}
+
+
+@pytest.fixture()
+def transcript_file(tmp_path: Path) -> Path:
+    path = tmp_path / "synthetic.jsonl"
+    save_transcript(conversation(4), path)
+    return path
+
+
+def test_replay_prints_a_readable_summary(transcript_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(transcript_file)]) == 0
+    out = capsys.readouterr().out
+    assert "synthetic x passthrough" in out
+    assert "prompt tokens (peak)" in out
+
+
+def test_replay_json_has_the_required_keys(transcript_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(transcript_file), "--json", "--context-length", "64000", "--threshold-percent", "0.5"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert SUMMARY_KEYS <= set(summary)
+    assert summary["requests"] == 8 and summary["turns"] == 4
+    assert summary["threshold_tokens"] == 32_000
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_replay_writes_the_trace(transcript_file: Path, tmp_path: Path, suffix: str) -> None:
+    out = tmp_path / f"trace{suffix}"
+    assert main(["replay", str(transcript_file), "--out", str(out)]) == 0
+    frame = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
+    assert len(frame) == 8
+    assert {"prompt_tokens", "prefix_tokens", "threshold_tokens"} <= set(frame.columns)
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["replay", "missing.json"], "missing.json: file not found"),
+        (["replay", "{t}", "--engine", "passthruogh"], "did you mean 'passthrough'"),
+        (["replay", "{t}", "--out", "trace.txt"], "use a .csv or .parquet"),
+        (["replay", "{t}", "--out", "no/such/dir/t.csv"], "does not exist"),
+        (["replay", "{t}", "--context-length", "-5"], "expected a positive integer"),
+        (["replay", "{t}", "--threshold-percent", "abc"], "expected a number"),
+        (["replay", "{t}", "--param", "novalue"], "expected KEY=VALUE"),
+        (["replay", "{t}", "--param", "bogus=1"], "bad parameters"),
+        (["nonsense"], "invalid choice"),
+    ],
+)
+def test_user_mistakes_print_one_line_and_exit_2(transcript_file: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    argv = [a.replace("{t}", str(transcript_file)) for a in args]
+    proc = subprocess.run([sys.executable, "-m", "contextlab.cli", *argv], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("usage:") and not line.startswith("  ")]
+    assert len(lines) == 1, proc.stderr
+    assert message in lines[0]
+
+
+def test_bad_json_names_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"role": "user", "content": "hi"},\n')
+    proc = subprocess.run([sys.executable, "-m", "contextlab.cli", "replay", str(bad)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"contextlab: error: {bad}:line 2: invalid JSON: Expecting value (column 1)"

@@ -1,0 +1,188 @@
+"""Wire form, identity, structural validation and request sanitizers."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from contextlab.messages import (
+    PERSISTENCE_ONLY_MESSAGE_FIELDS,
+    UidMinter,
+    WireCache,
+    clone_messages,
+    deterministic_tool_call_id,
+    freeze,
+    merge_user_messages,
+    sanitize_request,
+    stamp_identity,
+    validate_messages,
+    wire_message,
+)
+
+
+def call(call_id: str, name: str = "read_file", args: str = '{"path": "a.py"}') -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def test_wire_form_strips_persistence_only_and_underscore_fields() -> None:
+    message = {
+        "role": "user",
+        "content": "  hi  ",
+        "message_uid": "a" * 32,
+        "timestamp": 1.0,
+        "_compressed_summary": True,
+        "_db_persisted": True,
+        "display_kind": "x",
+    }
+    assert wire_message(message) == {"role": "user", "content": "hi"}
+    assert "message_uid" in PERSISTENCE_ONLY_MESSAGE_FIELDS
+
+
+def test_wire_form_applies_api_content_and_canonicalizes_tool_arguments() -> None:
+    user = {"role": "user", "content": "display", "api_content": "exact bytes sent"}
+    assert wire_message(user)["content"] == "exact bytes sent"
+    assistant = {"role": "assistant", "content": None, "tool_calls": [call("c1", args='{"b": 1,  "a": 2}')]}
+    assert wire_message(assistant)["tool_calls"][0]["function"]["arguments"] == '{"a": 2, "b": 1}'
+    broken = {"role": "assistant", "content": None, "tool_calls": [call("c1", args="{not json")]}
+    assert wire_message(broken)["tool_calls"][0]["function"]["arguments"] == "{not json"
+
+
+def test_wire_form_replaces_lone_surrogates() -> None:
+    assert wire_message({"role": "user", "content": "a\ud800b"})["content"] == "a\ufffdb"
+
+
+def test_wire_cache_returns_one_object_per_distinct_content() -> None:
+    cache = WireCache()
+    a = {"role": "user", "content": "same"}
+    b = {"role": "user", "content": "same"}
+    assert cache.wire(a) is cache.wire(b)
+    assert cache.wire({"role": "user", "content": "other"}) is not cache.wire(a)
+
+
+def test_uids_are_32_hex_and_deterministic_under_a_seed() -> None:
+    a, b, c = UidMinter(7), UidMinter(7), UidMinter(8)
+    first = [a.new() for _ in range(3)]
+    assert first == [b.new() for _ in range(3)]
+    assert first != [c.new() for _ in range(3)]
+    assert all(len(u) == 32 and int(u, 16) >= 0 for u in first)
+    assert len(set(first)) == 3
+
+
+def test_deterministic_tool_call_id_matches_the_host_rule() -> None:
+    expected = "call_" + hashlib.sha256(b"read_file:{}:0").hexdigest()[:12]
+    assert deterministic_tool_call_id("read_file", "{}", 0) == expected
+
+
+def test_stamp_identity_pairs_tool_call_uids_and_keeps_existing_uids() -> None:
+    messages = [
+        {"role": "user", "content": "go", "message_uid": "u" * 32},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2"), call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+        {"role": "tool", "tool_call_id": "c2", "content": "r2"},
+    ]
+    stamp_identity(messages, UidMinter(0))
+    assert messages[0]["message_uid"] == "u" * 32
+    uids = messages[1]["_tool_call_uids"]
+    assert set(uids) == {"c1", "c2"}  # a repeated provider id shares one uid
+    assert messages[2]["_tool_call_uid"] == uids["c1"]
+    assert messages[3]["_tool_call_uid"] == uids["c2"]
+    more = [*messages, {"role": "tool", "tool_call_id": "c1", "content": "late"}]
+    stamp_identity(more, UidMinter(1), start=4)  # incremental stamping finds the open calls
+    assert more[4]["_tool_call_uid"] == uids["c1"]
+
+
+@pytest.mark.parametrize(
+    ("messages", "rules"),
+    [
+        ([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}], []),
+        ([{"role": "tool", "tool_call_id": "x", "content": "r"}], ["leading_tool_message", "orphan_tool_result"]),
+        ([{"role": "user", "content": ""}], ["empty_message"]),
+        ([{"role": "wizard", "content": "x"}], ["unknown_role"]),
+        (
+            [{"role": "user", "content": "a"}, {"role": "assistant", "content": None, "tool_calls": [call("c1")]}],
+            ["unanswered_tool_call"],
+        ),
+        (
+            [
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+                {"role": "tool", "tool_call_id": "c1", "content": "r"},
+                {"role": "tool", "tool_call_id": "c1", "content": "r again"},
+            ],
+            ["duplicate_tool_result"],
+        ),
+        (
+            [
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+                {"role": "tool", "tool_call_id": "c1", "content": "r"},
+                {"role": "assistant", "content": "done"},
+                {"role": "tool", "tool_call_id": "c1", "content": "late"},
+            ],
+            ["out_of_order_tool_result"],
+        ),
+        (
+            [
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+                {"role": "tool", "content": "r"},
+            ],
+            ["tool_without_call_id", "unanswered_tool_call"],
+        ),
+        ([{"role": "user", "content": "a"}, {"role": "tool", "tool_call_id": "zz", "content": "r"}], ["orphan_tool_result"]),
+    ],
+)
+def test_validation_names_each_rule(messages: list[dict[str, Any]], rules: list[str]) -> None:
+    assert sorted(v.rule for v in validate_messages(messages)) == sorted(rules)
+
+
+def test_violation_points_at_the_message() -> None:
+    found = validate_messages([{"role": "user", "content": "a"}, {"role": "user", "content": ""}])
+    assert [(v.index, v.rule) for v in found] == [(1, "empty_message")]
+    assert str(found[0]).startswith("message 1: empty_message")
+
+
+def test_sanitizer_drops_orphans_strips_unanswered_calls_and_merges_users() -> None:
+    request = [
+        {"role": "system", "content": "s"},
+        {"role": "tool", "tool_call_id": "ghost", "content": "orphan"},
+        {"role": "user", "content": "a", "message_uid": "1" * 32},
+        {"role": "user", "content": "b", "message_uid": "2" * 32},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+        {"role": "assistant", "content": "", "reasoning": "thinking only"},
+        {"role": "assistant", "content": None, "tool_calls": [call("c9")]},
+    ]
+    out = sanitize_request(request)
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "tool", "assistant"]
+    assert out[1]["content"] == "a\n\nb"
+    assert out[1]["message_uid"] == "1" * 32 and out[1]["_absorbed_message_uids"] == ["2" * 32]
+    assert [c["id"] for c in out[2]["tool_calls"]] == ["c1"]
+    assert out[4]["content"] == "(tool call removed)" and "tool_calls" not in out[4]
+    assert not validate_messages(out)
+
+
+def test_sanitizer_keeps_unchanged_messages_as_the_same_objects() -> None:
+    request = [{"role": "system", "content": "s"}, {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    out = sanitize_request(request)
+    assert all(x is y for x, y in zip(out, request, strict=True))
+
+
+def test_merge_records_absorbed_uids_in_text_order() -> None:
+    a = {"role": "user", "content": "A", "message_uid": "a", "_absorbed_message_uids": ["a2"]}
+    b = {"role": "user", "content": "B", "message_uid": "b", "_absorbed_message_uids": ["b2"]}
+    merged = merge_user_messages(a, b)
+    assert merged["message_uid"] == "a"
+    assert merged["_absorbed_message_uids"] == ["a2", "b", "b2"]
+
+
+def test_clone_is_structural_and_freeze_is_content_keyed() -> None:
+    original = [{"role": "assistant", "content": None, "tool_calls": [call("c1")]}]
+    clone = clone_messages(original)
+    clone[0]["tool_calls"][0]["id"] = "changed"
+    assert original[0]["tool_calls"][0]["id"] == "c1"
+    assert freeze(original[0]) == freeze(clone_messages(original)[0])
+    assert freeze(original[0]) != freeze(clone[0])
+    hash(freeze(original[0]))
