@@ -237,7 +237,7 @@ def task_snapshot(messages: list[Message]) -> str:
     newest = next((m for m in reversed(messages) if is_real_user(m)), None)
     if newest is None:
         return NO_USER_TURNS
-    quoted = one_line(redact(content_text(newest)), SNAPSHOT_CHARS)
+    quoted = one_line(redact(content_text(newest)[: 8 * SNAPSHOT_CHARS]), SNAPSHOT_CHARS)
     return f"{SNAPSHOT_LEAD}'{quoted}'\n{SNAPSHOT_NOTE}"
 
 
