@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import llm_stub  # noqa: E402
+import llm_stub
 
 
 @pytest.fixture

@@ -46,7 +46,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
-        self.server.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+        self.server.requests.append(
+            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+        )
         action = self.server.script.popleft() if self.server.script else ("ok", self.server.default_text)
         kind = action[0]
         if kind == "hang":
@@ -61,7 +63,11 @@ class _Handler(BaseHTTPRequestHandler):
                     "created": 0,
                     "model": body.get("model", ""),
                     "choices": [
-                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": action[1]}}
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": action[1]},
+                        }
                     ],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
                 },

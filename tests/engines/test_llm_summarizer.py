@@ -94,7 +94,9 @@ def test_record_then_replay_offline(stub: StubServer, tmp_path: Path) -> None:
         (("ok", "   "), FailureKind.EMPTY),
     ],
 )
-def test_failure_classes(stub: StubServer, tmp_path: Path, action: tuple[object, ...], kind: FailureKind) -> None:
+def test_failure_classes(
+    stub: StubServer, tmp_path: Path, action: tuple[object, ...], kind: FailureKind
+) -> None:
     stub.script.append(action)
     with pytest.raises(SummaryFailure) as failure:
         summarizer(stub, tmp_path).summarize(request())
@@ -135,7 +137,12 @@ def summary_of(messages: list[dict[str, object]]) -> str:
 
 
 def engine_with(stub: StubServer, tmp_path: Path, **kwargs: object) -> CompressorEngine:
-    options = {"model": "stub-model", "base_url": stub.base_url, "cache_dir": str(tmp_path / "c"), "timeout_s": 5.0}
+    options = {
+        "model": "stub-model",
+        "base_url": stub.base_url,
+        "cache_dir": str(tmp_path / "c"),
+        "timeout_s": 5.0,
+    }
     options.update(kwargs)
     engine = CompressorEngine(summarizer="llm", summarizer_options=options)
     engine.update_model("gpt-4o", 200_000)

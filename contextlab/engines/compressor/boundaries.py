@@ -121,7 +121,7 @@ def tail_cut_by_tokens(
     if everything_fit:
         cut, _ = walk(budget)
     cut = min(cut, n - floor)
-    cut = max(cut, head_end + 1)
+    cut = min(max(cut, head_end + 1), n)
     cut = align_backward(messages, cut)
 
     user = last_real_user(messages)

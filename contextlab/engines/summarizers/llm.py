@@ -110,7 +110,9 @@ def build_prompt(request: SummaryRequest) -> str:
     else:
         parts.append(f"TURNS TO SUMMARIZE:\n{turns}")
     if request.memory_context:
-        parts.append(f"<memory-provider-context>\n{json.dumps(request.memory_context)}\n</memory-provider-context>")
+        parts.append(
+            f"<memory-provider-context>\n{json.dumps(request.memory_context)}\n</memory-provider-context>"
+        )
     headings = "\n".join(f"## {h}" for h in request.template.headings)
     parts.append(
         "Use exactly these sections, in this order (write 'None.' under a section with nothing to say; "
@@ -190,7 +192,7 @@ def classify(error: BaseException) -> FailureKind:
         text = f"{error.message} {error.body}".lower()
         if status in (401, 403):
             return FailureKind.AUTH
-        if status == 402 or "insufficient_quota" in text or "quota" in text and status == 429:
+        if status == 402 or "insufficient_quota" in text or ("quota" in text and status == 429):
             return FailureKind.QUOTA
         if status in (408, 429, 502, 504):
             return FailureKind.TIMEOUT
@@ -269,7 +271,9 @@ class LLMSummarizer:
             if hit is not None:
                 return hit
             if self.mode == "replay":
-                raise SummaryFailure(FailureKind.NO_PROVIDER, f"no recorded response for key {key[:12]} (replay mode)")
+                raise SummaryFailure(
+                    FailureKind.NO_PROVIDER, f"no recorded response for key {key[:12]} (replay mode)"
+                )
         if not model or not self.base_url:
             raise SummaryFailure(FailureKind.NO_PROVIDER, "no summary model or base URL configured")
         text = self._call(model, prompt)
@@ -282,11 +286,15 @@ class LLMSummarizer:
                 import openai
             except ImportError as error:
                 raise SummaryFailure(
-                    FailureKind.NO_PROVIDER, "the 'openai' package is not installed (pip install 'contextlab[llm]')"
+                    FailureKind.NO_PROVIDER,
+                    "the 'openai' package is not installed (pip install 'contextlab[llm]')",
                 ) from error
             # Retries are the host's business (cooldowns), so the client must not retry on its own.
             self._client = openai.OpenAI(
-                base_url=self.base_url, api_key=self._api_key or "unused", max_retries=0, timeout=self.timeout_s
+                base_url=self.base_url,
+                api_key=self._api_key or "unused",
+                max_retries=0,
+                timeout=self.timeout_s,
             )
         return self._client
 
@@ -295,13 +303,17 @@ class LLMSummarizer:
         self.calls += 1
         try:
             # No max_tokens on the wire: the host never caps the summary.
-            response = client.chat.completions.create(model=model, messages=[{"role": "user", "content": prompt}])
+            response = client.chat.completions.create(
+                model=model, messages=[{"role": "user", "content": prompt}]
+            )
         except Exception as error:
             raise SummaryFailure(classify(error), f"{type(error).__name__}: {error}") from error
         try:
             content = response.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as error:
-            raise SummaryFailure(FailureKind.JSON, f"unexpected response shape: {type(response).__name__}") from error
+            raise SummaryFailure(
+                FailureKind.JSON, f"unexpected response shape: {type(response).__name__}"
+            ) from error
         text = _THINK.sub("", content or "").strip()
         if not text:
             raise SummaryFailure(FailureKind.EMPTY, "the endpoint returned an empty summary")

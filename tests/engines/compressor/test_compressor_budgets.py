@@ -10,7 +10,12 @@ from contextlab.engines.compressor import budgets as b
 
 @pytest.mark.parametrize(
     ("window", "cap", "expected"),
-    [(200_000, None, 150_000), (1_000_000, None, 500_000), (1_000_000, 256_000, 256_000), (64_000, None, 54_400)],
+    [
+        (200_000, None, 150_000),
+        (1_000_000, None, 500_000),
+        (1_000_000, 256_000, 256_000),
+        (64_000, None, 54_400),
+    ],
 )
 def test_worked_examples(window: int, cap: int | None, expected: int) -> None:
     assert b.compute_threshold(window, 0.50, cap=cap) == expected
@@ -80,7 +85,10 @@ def test_tail_policies() -> None:
 def test_message_budget_estimate() -> None:
     text = {"role": "user", "content": "x" * 400}
     assert b.message_budget_tokens(text) == 100 + 10
-    image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:"}}, {"type": "text", "text": "hi"}]}
+    image = {
+        "role": "user",
+        "content": [{"type": "image_url", "image_url": {"url": "data:"}}, {"type": "text", "text": "hi"}],
+    }
     assert b.message_budget_tokens(image) == (6_400 + 2) // 4 + 10
     call = {"id": "c", "function": {"name": "f", "arguments": "{}"}}
     with_call = {"role": "assistant", "content": "", "tool_calls": [call], "reasoning": "r" * 40}

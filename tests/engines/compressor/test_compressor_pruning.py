@@ -37,7 +37,11 @@ def test_pass2_one_line_summaries_outside_the_tail() -> None:
     messages = [
         {"role": "assistant", "content": None, "tool_calls": [call("t1", "terminal", command="make test")]},
         tool_msg("t1", "ok\n" * 100 + "exit code 2"),
-        {"role": "assistant", "content": None, "tool_calls": [call("r1", "read_file", path="a.py", offset=10)]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("r1", "read_file", path="a.py", offset=10)],
+        },
         tool_msg("r1", "y" * 300),
         {"role": "assistant", "content": None, "tool_calls": [call("g1", "grep", pattern="foo", path="src")]},
         tool_msg("g1", "z" * 300),
@@ -55,18 +59,31 @@ def test_pass2_one_line_summaries_outside_the_tail() -> None:
 
 
 def test_pass2_screenshots() -> None:
-    shot = tool_msg("s", [{"type": "text", "text": "page"}, {"type": "image_url", "image_url": {"url": "data:"}}])
+    shot = tool_msg(
+        "s", [{"type": "text", "text": "page"}, {"type": "image_url", "image_url": {"url": "data:"}}]
+    )
     work = [shot]
     p.summarize_old_results(work, 1, 200)
-    assert work[0]["content"] == [{"type": "text", "text": "page"}, {"type": "text", "text": p.SCREENSHOT_PLACEHOLDER}]
+    assert work[0]["content"] == [
+        {"type": "text", "text": "page"},
+        {"type": "text", "text": p.SCREENSHOT_PLACEHOLDER},
+    ]
 
 
 def test_pass3_truncates_long_argument_leaves() -> None:
     long_args = {"path": "a.py", "content": "x" * 600, "nested": {"items": ["y" * 250, "short"]}}
     messages = [
         {"role": "assistant", "content": None, "tool_calls": [call("w", "write_file", **long_args)]},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "v", "function": {"name": "f", "arguments": "{" + "x" * 600}}]},
-        {"role": "assistant", "content": None, "tool_calls": [call("s", "write_file", path="b.py", content="z" * 300)]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "v", "function": {"name": "f", "arguments": "{" + "x" * 600}}],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("s", "write_file", path="b.py", content="z" * 300)],
+        },
     ]
     work = list(messages)
     assert p.truncate_call_arguments(work, 3) == 1
@@ -80,7 +97,9 @@ def test_pass3_truncates_long_argument_leaves() -> None:
 def test_pass4_pressure_demotion_keeps_last_three_verbatim() -> None:
     messages: list[dict[str, object]] = []
     for i in range(6):
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call(f"c{i}", "read_file", path=f"f{i}")]})
+        messages.append(
+            {"role": "assistant", "content": None, "tool_calls": [call(f"c{i}", "read_file", path=f"f{i}")]}
+        )
         messages.append(tool_msg(f"c{i}", "q" * 4000))
     work = list(messages)
     changed = p.demote_under_pressure(work, 0, 1_000)  # 6 × ~1,000 tokens > 1.5 × 1,000
@@ -102,7 +121,12 @@ def test_pass4_last_resort_demotes_newest_tool_body() -> None:
 
 
 def test_platform_echoes_removed_after_latest_ask() -> None:
-    messages = [{"role": "user", "content": "do it"}, {"role": "user", "content": "  "}, {"role": "user", "content": ""}, {"role": "assistant", "content": "ok"}]
+    messages = [
+        {"role": "user", "content": "do it"},
+        {"role": "user", "content": "  "},
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": "ok"},
+    ]
     assert p.remove_platform_echoes(messages, 0) == [messages[0], messages[3]]
 
 
