@@ -61,9 +61,13 @@ def replay_session(path: Path) -> SessionReport:
 
     transcript = load_transcript(path)
     overhead = estimate_overhead(transcript)
-    result = contextlab.replay(transcript, "compressor", context_length=WINDOW, fixed_overhead_tokens=overhead)
+    result = contextlab.replay(
+        transcript, "compressor", context_length=WINDOW, fixed_overhead_tokens=overhead
+    )
     assert result.status == "ok", result.error
-    control = contextlab.replay(transcript, "passthrough", context_length=WINDOW, fixed_overhead_tokens=overhead)
+    control = contextlab.replay(
+        transcript, "passthrough", context_length=WINDOW, fixed_overhead_tokens=overhead
+    )
     trace = result.trace
     threshold = int(trace["threshold_tokens"].iloc[0])
     over = control.trace.loc[control.trace["pressure_tokens"] >= threshold, "request"]
@@ -97,7 +101,15 @@ def replay_session(path: Path) -> SessionReport:
         violations=int(trace["violations"].sum()),
         first_crossing=first_crossing,
         compactions=committed[
-            ["request", "trigger", "prompt_before", "prompt_after", "tokens_before", "tokens_after", "summary_tokens"]
+            [
+                "request",
+                "trigger",
+                "prompt_before",
+                "prompt_after",
+                "tokens_before",
+                "tokens_after",
+                "summary_tokens",
+            ]
         ],
         claude_code=events,
         trace=trace,
@@ -105,12 +117,17 @@ def replay_session(path: Path) -> SessionReport:
 
 
 def main() -> int:
-    root = Path(os.environ.get("CONTEXTLAB_TRANSCRIPTS", Path(__file__).resolve().parents[3] / "shared" / "transcripts"))
+    root = Path(
+        os.environ.get(
+            "CONTEXTLAB_TRANSCRIPTS", Path(__file__).resolve().parents[3] / "shared" / "transcripts"
+        )
+    )
     for session in SESSIONS:
         report = replay_session(root / "claude-code" / f"{session}.jsonl")
         print(
             f"{report.session}: requests={report.requests} overhead={report.overhead} "
-            f"threshold={report.threshold} violations={report.violations} first_crossing={report.first_crossing}"
+            f"threshold={report.threshold} violations={report.violations} "
+            f"first_crossing={report.first_crossing}"
         )
         for row in report.compactions.itertuples():
             print(
@@ -120,7 +137,8 @@ def main() -> int:
             )
         for message_index, request, trigger, pre, recorded, exact in report.claude_code:
             print(
-                f"  claude code: compact_boundary at message {message_index} (before request {request}), {trigger}, "
+                f"  claude code: compact_boundary at message {message_index} "
+                f"(before request {request}), {trigger}, "
                 f"preTokens={pre}; request {request - 1} billed {recorded}, counted {exact} here (cl100k)"
             )
     return 0

@@ -43,8 +43,9 @@ def test_golden_files_are_meaningful(case: GoldenCase) -> None:
     assert (committed["tokens_after"] < committed["tokens_before"]).all()
 
     # The first compaction fires exactly where the unmanaged history's pressure first reaches the threshold.
-    import contextlab
     from golden_compressor import REPO
+
+    import contextlab
 
     control = contextlab.replay(
         REPO / "datasets" / f"{case.dataset}.jsonl.gz", "passthrough", context_length=case.context_length

@@ -122,7 +122,8 @@ def build_prompt(request: SummaryRequest) -> str:
     focus = request.focus_topic or request.auto_focus
     if focus:
         parts.append(
-            f"FOCUS TOPIC: {focus}\nGive this focus about 60-70% of the summary; keep the other sections brief."
+            f"FOCUS TOPIC: {focus}\n"
+            "Give this focus about 60-70% of the summary; keep the other sections brief."
         )
     return "\n\n".join(parts)
 

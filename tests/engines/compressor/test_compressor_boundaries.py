@@ -69,7 +69,7 @@ def test_tail_cut_by_budget_soft_ceiling_and_rewalk() -> None:
 
 def test_tail_keeps_last_user_and_last_assistant_reply() -> None:
     # One huge last turn: the user ask is far back in tokens but must stay in the tail.
-    messages = long_history(5, 100) + [u("final ask"), ac("z1"), t("z1", 40_000), ac("z2"), t("z2", 40_000)]
+    messages = [*long_history(5, 100), u("final ask"), ac("z1"), t("z1", 40000), ac("z2"), t("z2", 40000)]
     cut = bd.tail_cut_by_tokens(messages, 3, 1_000, protect_last_n=20)
     assert cut <= 20 and messages[20]["content"] == "final ask"
     # The last assistant text reply (answer 4) precedes the final ask: it is kept too.

@@ -39,7 +39,7 @@ def handoff_text(messages: list[dict[str, object]]) -> str:
 
 def test_too_small_returns_same_object_and_strikes() -> None:
     e = engine()
-    small = conversation(1)[:3] + [{"role": "user", "content": "more"}]
+    small = [*conversation(1)[:3], {"role": "user", "content": "more"}]
     assert len(small) <= 3 + 4
     assert e.compress(small) is small
     assert e.thrash.ineffective == 1 and e.compression_count == 0
