@@ -67,7 +67,7 @@ def main() -> int:
         trace, compactions = render(case)
         case.trace_path.write_text(trace, encoding="utf-8")
         case.compactions_path.write_text(compactions, encoding="utf-8")
-        print(f"wrote {case.trace_path.relative_to(REPO)} and {case.compactions_path.relative_to(REPO)}")
+        print(f"wrote {case.trace_path} and {case.compactions_path}")
     return 0
 
 
