@@ -206,3 +206,32 @@ def test_json_failure_cools_down_30s(stub: StubServer, tmp_path: Path) -> None:
         stub.script.append(("badjson",))
         engine.compress(conversation(30, 4000))
         assert engine.should_compress_info(10**9)[1] == "cooldown:30"
+
+
+def test_engine_with_llm_summarizer_can_be_cloned_after_use(stub: StubServer, tmp_path: Path) -> None:
+    engine = engine_with(stub, tmp_path)
+    engine.compress(conversation(30, 4000))
+    clone = engine.clone_for_agent()
+    assert isinstance(clone, CompressorEngine) and clone.summarizer is not engine.summarizer
+    stub.script.append(("ok", "## Goal\n- from the clone"))
+    out = clone.compress(conversation(31, 4000))
+    assert "- from the clone" in summary_of(out)
+
+
+def test_no_provider_configured_cools_down_600s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("CONTEXTLAB_LLM_BASE_URL", "OPENAI_BASE_URL", "CONTEXTLAB_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    engine = CompressorEngine(summarizer="llm", summarizer_options={"cache_dir": str(tmp_path)})
+    engine.update_model("gpt-4o", 200_000)
+    with clock.using(clock.VirtualClock(0.0)):
+        out = engine.compress(conversation(30, 4000))
+        assert "## Completed Actions" in summary_of(out)  # deterministic fallback
+        assert engine.last_failure is not None and engine.last_failure.kind is FailureKind.NO_PROVIDER
+        assert engine.should_compress_info(10**9)[1] == "cooldown:600"
+
+
+def test_unknown_summarizer_is_an_engine_error() -> None:
+    from contextlab.errors import EngineError
+
+    with pytest.raises(EngineError, match="unknown summarizer 'gpt'"):
+        CompressorEngine(summarizer="gpt")

@@ -252,6 +252,15 @@ class LLMSummarizer:
         self.calls = 0
         self._client: Any = None
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> LLMSummarizer:
+        # Engines are deep-copied per agent (``clone_for_agent``); an HTTP client cannot be, so the
+        # copy shares the configuration and opens its own client on first use.
+        clone = LLMSummarizer.__new__(LLMSummarizer)
+        clone.__dict__.update(self.__dict__)
+        clone._client = None
+        clone.calls = 0
+        return clone
+
     def __repr__(self) -> str:  # never show the key
         return f"LLMSummarizer(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r})"
 
