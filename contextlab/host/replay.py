@@ -66,18 +66,12 @@ class ReplayHost:
         self.runner = CompactionRunner(engine, settings.compress_timeout_s)
         self.minter = UidMinter(settings.seed)
         self.clock = vclock.VirtualClock()
-        self.system_prompt = (
-            settings.system_prompt if settings.system_prompt is not None else transcript.system_prompt
-        )
+        self.system_prompt = settings.system_prompt if settings.system_prompt is not None else transcript.system_prompt
         self.base_tools = list(settings.tools if settings.tools is not None else transcript.tools)
         self.tools: list[dict[str, Any]] = list(self.base_tools)
         self.session_id = settings.session_id or f"replay-{transcript.transcript_id}"
         self.model = settings.model or transcript.model or "gpt-4o"
-        self._labels = {
-            "transcript": transcript.transcript_id,
-            "engine": engine_label,
-            "params": params_label,
-        }
+        self._labels = {"transcript": transcript.transcript_id, "engine": engine_label, "params": params_label}
         self._defers = overrides(engine, "should_defer_preflight_to_real_usage")
         self._maintains = overrides(engine, "should_compress_preflight")
         self._observes_turns = overrides(engine, "on_turn_complete")
@@ -204,18 +198,11 @@ class ReplayHost:
         engine = self.engine
         first_n = int(getattr(engine, "protect_first_n", 3))
         last_n = int(getattr(engine, "protect_last_n", 6))
-        cheap = (
-            len(self.history) > first_n + last_n + 1
-            or self.rough.messages(self.history) >= engine.threshold_tokens
-        )
+        cheap = len(self.history) > first_n + last_n + 1 or self.rough.messages(self.history) >= engine.threshold_tokens
         if not cheap:
             return
         pressure = self._pressure()
-        if (
-            self._anchor is None
-            and self._defers
-            and self._call_optional("should_defer_preflight_to_real_usage", pressure)
-        ):
+        if self._anchor is None and self._defers and self._call_optional("should_defer_preflight_to_real_usage", pressure):
             return
         if self._required("should_compress", pressure):
             for _ in range(self.settings.max_attempts):
@@ -226,9 +213,7 @@ class ReplayHost:
                 progress = len(self.history) < rows_before or pressure < PROGRESS_RATIO * pressure_before
                 if not (progress and pressure >= engine.threshold_tokens):
                     break
-        elif self._maintains and self._call_optional(
-            "should_compress_preflight", clone_messages(self.history)
-        ):
+        elif self._maintains and self._call_optional("should_compress_preflight", clone_messages(self.history)):
             self._compact("maintenance", pressure)
 
     def _pre_api_gate(self, pressure: int, rough: int) -> bool:
@@ -236,11 +221,7 @@ class ReplayHost:
             return False
         if self._attempts >= self.settings.max_attempts:
             return False
-        if (
-            self._anchor is None
-            and self._defers
-            and self._call_optional("should_defer_preflight_to_real_usage", rough)
-        ):
+        if self._anchor is None and self._defers and self._call_optional("should_defer_preflight_to_real_usage", rough):
             return False
         return bool(self._required("should_compress", pressure))
 
@@ -282,7 +263,8 @@ class ReplayHost:
 
     def _rough_request(self, history: list[Message]) -> int:
         return (
-            self.rough.request(history, self.system_prompt, self.tools) + self.settings.fixed_overhead_tokens
+            self.rough.request(history, self.system_prompt, self.tools)
+            + self.settings.fixed_overhead_tokens
         )
 
     def _rough_of_request(self, request: AssembledRequest) -> int:
@@ -324,9 +306,7 @@ class ReplayHost:
 
         assistant = self.transcript.messages[step.assistant_index]
         recorded = self.transcript.usage.get(step.assistant_index)
-        completion = (
-            recorded.completion_tokens if recorded else self.exact.message(self.assembler.wire(assistant))
-        )
+        completion = recorded.completion_tokens if recorded else self.exact.message(self.assembler.wire(assistant))
         prefix_tokens, prefix_messages = self._prefix(request.messages, message_tokens)
         row: dict[str, Any] = {
             **self._labels,
@@ -397,9 +377,7 @@ class ReplayHost:
 
     def _assemble(self) -> AssembledRequest:
         incoming = next((m for m in reversed(self.history) if m.get("role") == "user"), None)
-        return self.assembler.assemble(
-            self.system_prompt, self.history, incoming, int(self.engine.context_length)
-        )
+        return self.assembler.assemble(self.system_prompt, self.history, incoming, int(self.engine.context_length))
 
     def _prompt_tokens(self, message_tokens: list[int], tools_tokens: int) -> int:
         return sum(message_tokens) + tools_tokens + REPLY_PRIMING_TOKENS + self.settings.fixed_overhead_tokens
@@ -445,15 +423,11 @@ class ReplayHost:
         """One ``compress`` pass; commits the result under the host's rules. True when committed."""
         before = self.history
         rough_before = self._rough_request(before)
-        result = self.runner.compress(
-            before, current_tokens=current_tokens, focus_topic=focus_topic, force=force
-        )
+        result = self.runner.compress(before, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
         self._engine_ms += result.duration_ms
         outcome, reason, new = self._judge(result, before, rough_before)
         rough_after = self._rough_request(new) if new is not None else rough_before
-        self._record_pass(
-            trigger, focus_topic, outcome, reason, before, new, rough_before, rough_after, result
-        )
+        self._record_pass(trigger, focus_topic, outcome, reason, before, new, rough_before, rough_after, result)
         if new is None:
             return False
         self._commit(new, trigger)
@@ -495,9 +469,7 @@ class ReplayHost:
         new = clone_messages(result.messages) if result.outcome == "changed" and result.messages else None
         outcome = "committed" if new is not None else result.outcome
         rough_after = self._rough_request(new) if new is not None else rough_before
-        self._record_pass(
-            "prune", None, outcome, result.reason, before, new, rough_before, rough_after, result
-        )
+        self._record_pass("prune", None, outcome, result.reason, before, new, rough_before, rough_after, result)
         if new is not None:
             self._commit(new, None)
             self._row_pruned = True
@@ -515,8 +487,7 @@ class ReplayHost:
         if any(m.get("role") == "user" and not m.get("_compressed_summary") for m in new):
             return new
         latest = next(
-            (m for m in reversed(before) if m.get("role") == "user" and not m.get("_compressed_summary")),
-            None,
+            (m for m in reversed(before) if m.get("role") == "user" and not m.get("_compressed_summary")), None
         )
         nudge = clone_messages([latest])[0] if latest else {"role": "user", "content": CONTINUE_MESSAGE}
         return [*new, nudge]
