@@ -66,8 +66,27 @@ def exit_code(text: str) -> int | None:
     return None
 
 
+_ERROR_HINTS = (
+    "ERROR",
+    "FATAL",
+    "CRITICAL",
+    "PANIC",
+    "FAIL",
+    "Traceback",
+    "Error:",
+    "Exception:",
+    "error:",
+    "error[",
+    "fatal:",
+)
+"""Literal substrings one of which every :data:`_ERROR_LINE` match contains."""
+
+
 def first_error_line(text: str) -> str | None:
     """The first line of ``text`` that looks like an error report."""
+    # Substring checks run at C speed; the regex (with its word boundaries) only when one hits.
+    if not any(hint in text for hint in _ERROR_HINTS):
+        return None
     match = _ERROR_LINE.search(text)
     if match is None:
         return None

@@ -46,26 +46,48 @@ SNAPSHOT_CHARS = 1400
 
 _SUMMARY_MARKERS = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]", "[PRIOR CONTEXT")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_DECISION_CUES = re.compile(
-    r"(?i)\b(?:decided|decide to|will|instead|because|root cause|chose|choose|fix is|going with)\b"
+
+
+class _Cues:
+    """A cue-word matcher: a fast unanchored pass on lowercase text, confirmed with word boundaries.
+
+    A leading ``\\b`` (or ``(?i)``) defeats the regex engine's literal-prefix scan and made the
+    whole-text pass several times slower on long prose.
+    """
+
+    def __init__(self, words: str) -> None:
+        self._fast = re.compile(f"(?:{words})")
+        self._strict = re.compile(rf"\b(?:{words})\b")
+
+    def in_text(self, lowered: str) -> bool:
+        return self._fast.search(lowered) is not None
+
+    def in_sentence(self, sentence: str) -> bool:
+        lowered = sentence.lower()
+        return self._fast.search(lowered) is not None and self._strict.search(lowered) is not None
+
+
+_DECISION_CUES = _Cues("decided|decide to|will|instead|because|root cause|chose|choose|fix is|going with")
+_CONSTRAINT_CUES = _Cues(
+    "must|never|always|don't|do not|avoid|prefer|should(?:n't)?|make sure|only use|without|required?"
 )
-_CONSTRAINT_CUES = re.compile(
-    r"(?i)\b(?:must|never|always|don't|do not|avoid|prefer|should(?:n't)?|make sure|only use|without"
-    r"|required?)\b"
+_REMAINING_CUES = _Cues("next|todo|to-do|remaining|still need|not yet|left to|pending|follow[- ]up")
+_EXTENSIONS = "|".join(
+    "py js ts tsx jsx json ya?ml toml md txt rs go java c h cpp hpp rb sh sql html css ipynb cfg ini lock csv xml".split()
 )
-_REMAINING_CUES = re.compile(
-    r"(?i)\b(?:next|todo|to-do|remaining|still need|not yet|left to|pending|follow[- ]up)\b"
-)
-_PATH_TOKEN = re.compile(
-    r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]+|\b[\w-]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|java|c|h|cpp|hpp|rb|sh|sql|html|css|ipynb|cfg|ini|lock|csv|xml)\b"
-)
-_IDENTIFIER_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"https?://[^\s<>\"'`)\]]+"),
-    re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"),
-    re.compile(r"(?<![\w&])#\d{1,6}\b"),
-    re.compile(r"\bv?\d+\.\d+\.\d+(?:[-.][0-9A-Za-z]+)*\b|\bv\d+\.\d+\b"),
-    re.compile(r"`[^`\n]{2,80}`"),
-    re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|sec|seconds|minutes|KB|MB|GB|TB|KiB|MiB|GiB|tokens|px|%)(?!\w)"),
+_PATH_TOKEN = re.compile(rf"(?:~|\.{{1,2}})?/?(?:[\w.@+-]+/)+[\w.@+-]+|[\w-]+\.(?:{_EXTENSIONS})\b")
+_TOKEN_STRIP = "\"'`()[]{}<>,;:!?*"
+_IDENTIFIER_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("://", re.compile(r"https?://[^\s<>\"'`)\]]+")),
+    # "#" first: a leading lookbehind defeats the regex engine's literal-prefix scan (~100x slower).
+    ("", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),
+    ("#", re.compile(r"#(?<![\w&]#)\d{1,6}\b")),
+    (".", re.compile(r"\bv?\d+\.\d+\.\d+(?:[-.][0-9A-Za-z]+)*\b|\bv\d+\.\d+\b")),
+    ("`", re.compile(r"`[^`\n]{2,80}`")),
+    (
+        "",
+        re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|sec|seconds|minutes|KB|MB|GB|TB|KiB|MiB|GiB|tokens|px|%)(?!\w)"),
+    ),
 )
 _ERROR_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
@@ -265,8 +287,9 @@ def extract(messages: list[Message], first_index: int = 0) -> Extraction:
             out["user_requests"].append(Item(f"u:{flat[:400].lower()}", f"[t{idx}] {flat}", idx))
             if not out["goal"]:
                 out["goal"].append(Item("goal", flat, idx))
+            constraints = _CONSTRAINT_CUES.in_text(text.lower())
             for sentence in _sentences(text):
-                if _CONSTRAINT_CUES.search(sentence):
+                if constraints and _CONSTRAINT_CUES.in_sentence(sentence):
                     out["constraints"].append(Item(f"c:{sentence.lower()[:200]}", sentence, idx))
                 if sentence.endswith("?"):
                     open_questions.append((idx, sentence))
@@ -277,10 +300,13 @@ def extract(messages: list[Message], first_index: int = 0) -> Extraction:
             calls_here = tool_calls(message)
             if text.strip():
                 last_assistant_text = (idx, text)
-                for sentence in _sentences(text):
-                    if _DECISION_CUES.search(sentence):
+                lowered = text.lower()
+                decisions = _DECISION_CUES.in_text(lowered)
+                remaining = _REMAINING_CUES.in_text(lowered)
+                for sentence in _sentences(text) if decisions or remaining else ():
+                    if decisions and _DECISION_CUES.in_sentence(sentence):
                         out["decisions"].append(Item(f"d:{sentence.lower()[:200]}", sentence, idx))
-                    if _REMAINING_CUES.search(sentence):
+                    if remaining and _REMAINING_CUES.in_sentence(sentence):
                         out["remaining"].append(Item(f"r:{sentence.lower()[:200]}", sentence, idx))
                 if open_questions and not calls_here:
                     answer = one_line(next(iter(_sentences(text)), text), 160)
@@ -373,6 +399,26 @@ _EXTRACT_ORDER = (
 _PATH_ARG_KEYS = ("path", "file", "filename", "file_path", "notebook_path", "target_file", "filepath")
 
 
+def path_tokens(text: str) -> list[str]:
+    """Path-like tokens (``a/b/c.py``, ``./x``, ``~/y``, ``name.ext``) in ``text``, URLs excluded.
+
+    Splits on whitespace first (C speed) and matches only tokens that can hold a path, which keeps
+    long prose cheap.
+    """
+    found: list[str] = []
+    for raw in text.split():
+        if "/" not in raw and "." not in raw:
+            continue
+        if "://" in raw:
+            continue
+        token = raw.strip(_TOKEN_STRIP).rstrip(".")
+        if not token:
+            continue
+        for match in _PATH_TOKEN.finditer(token):
+            found.append(match.group(0).rstrip(".,;:"))
+    return found
+
+
 def _call_paths(args: dict[str, object], raw_args: str) -> list[str]:
     paths: list[str] = []
     for key in _PATH_ARG_KEYS:
@@ -386,7 +432,7 @@ def _call_paths(args: dict[str, object], raw_args: str) -> list[str]:
         for key in ("command", "cmd", "pattern", "query"):
             value = args.get(key)
             if isinstance(value, str):
-                paths.extend(m.group(0) for m in _PATH_TOKEN.finditer(value[:2000]))
+                paths.extend(path_tokens(value[:2000]))
     seen: dict[str, None] = {}
     for path in paths:
         seen.setdefault(path[:200], None)
@@ -414,18 +460,18 @@ def _collect_errors(text: str, idx: int, errors: dict[str, Item]) -> None:
 def _collect_identifiers(text: str, idx: int, found: dict[str, Item]) -> None:
     if not text:
         return
-    for pattern in _IDENTIFIER_PATTERNS:
+    for needle, pattern in _IDENTIFIER_PATTERNS:
+        if needle and needle not in text:
+            continue  # a substring check is far cheaper than a regex pass over long text
         for match in pattern.finditer(text):
             token = match.group(0).rstrip(".,;:")
             if len(token) < 2:
                 continue
             found.pop(token, None)
             found[token] = Item(f"i:{token}", token, idx)
-    for match in _PATH_TOKEN.finditer(text):
-        token = match.group(0).rstrip(".,;:")
-        if "/" in token or "." in token:
-            found.pop(token, None)
-            found[token] = Item(f"i:{token}", token, idx)
+    for token in path_tokens(text):
+        found.pop(token, None)
+        found[token] = Item(f"i:{token}", token, idx)
 
 
 # --------------------------------------------------------------------------- previous summaries

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from contextlab.engines.compressor import CompressorEngine
 from contextlab.engines.compressor.assembly import is_handoff, unwrap_handoff
+from contextlab.engines.summarizers.extractive import SNAPSHOT_CHARS
+from contextlab.engines.tooltext import one_line
 from contextlab.messages import content_text, validate_messages
 
 
@@ -45,7 +47,10 @@ def histories(draw: Any) -> list[dict[str, Any]]:
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(histories(), st.sampled_from([64_000, 200_000]), st.sampled_from(["lean", "legacy"]))
 def test_compaction_is_always_valid(history: list[dict[str, Any]], window: int, tail_mode: str) -> None:
@@ -57,8 +62,12 @@ def test_compaction_is_always_valid(history: list[dict[str, Any]], window: int, 
     if out is history:
         return
     # The newest user ask survives verbatim (standalone, or as the genuine part of a merged handoff).
+    # The one exception is the host's rule for an ask sitting right at the start of the compressible
+    # window: the cut is pushed past the ask and its reply, and the ask is quoted in the summary's
+    # deterministic task snapshot instead.
     newest = next(content_text(m) for m in reversed(history) if m["role"] == "user")
     texts = [unwrap_handoff(m).genuine if is_handoff(m) else content_text(m) for m in out]
-    assert newest in texts
-    assert sum(1 for m in out if is_handoff(m)) == 1
+    (handoff,) = [m for m in out if is_handoff(m)]
+    snapshot = f"User asked (deterministic, from compacted turns): '{one_line(newest, SNAPSHOT_CHARS)}'"
+    assert newest in texts or snapshot in unwrap_handoff(handoff).summary
     assert out[-1]["role"] == history[-1]["role"]
