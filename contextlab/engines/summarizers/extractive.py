@@ -72,8 +72,9 @@ _CONSTRAINT_CUES = _Cues(
     "must|never|always|don't|do not|avoid|prefer|should(?:n't)?|make sure|only use|without|required?"
 )
 _REMAINING_CUES = _Cues("next|todo|to-do|remaining|still need|not yet|left to|pending|follow[- ]up")
-_EXTENSIONS = "|".join(
-    "py js ts tsx jsx json ya?ml toml md txt rs go java c h cpp hpp rb sh sql html css ipynb cfg ini lock csv xml".split()
+_EXTENSIONS = (
+    "py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|java|c|h|cpp|hpp|rb|sh|sql|html|css|ipynb|cfg|ini"
+    "|lock|csv|xml"
 )
 _PATH_TOKEN = re.compile(rf"(?:~|\.{{1,2}})?/?(?:[\w.@+-]+/)+[\w.@+-]+|[\w-]+\.(?:{_EXTENSIONS})\b")
 _TOKEN_STRIP = "\"'`()[]{}<>,;:!?*"
