@@ -222,7 +222,8 @@ class LLMSummarizer:
             ``~/.cache/contextlab/llm``).
         mode: ``"record"`` (cache first, call on a miss), ``"replay"`` (cache only: a miss is a
             ``no_provider`` failure) or ``"live"`` (always call, then record).
-        timeout_s: Client timeout per call.
+        timeout_s: Client timeout per call (default 90 s: below the host's 120 s compaction timeout,
+            so a hung endpoint ends as a summary failure with a fallback, not a discarded pass).
         main_model: When set and different from ``model``, a failed call is retried once on it
             (the host retries a separate summary model on the main model).
     """
@@ -236,7 +237,7 @@ class LLMSummarizer:
         api_key: str | None = None,
         cache_dir: str | Path | None = None,
         mode: str = "record",
-        timeout_s: float = 120.0,
+        timeout_s: float = 90.0,
         main_model: str | None = None,
     ) -> None:
         if mode not in MODES:
