@@ -251,3 +251,9 @@ def test_redaction_covers_every_secret_shape() -> None:
         out = redact(f"before {secret} after")
         assert marker in out and out.startswith("before ") and out.endswith(" after"), (secret, out)
     assert redact("nothing to hide here, 12 tokens") == "nothing to hide here, 12 tokens"
+
+
+def test_default_budget_clamp() -> None:
+    from contextlab.engines.summarizers.extractive import default_budget
+
+    assert [default_budget(t) for t in (0, 10_000, 30_000, 80_000)] == [2_000, 2_000, 6_000, 10_000]

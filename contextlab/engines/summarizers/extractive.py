@@ -169,6 +169,11 @@ Extraction = dict[str, list[Item]]
 # --------------------------------------------------------------------------- helpers
 
 
+def default_budget(span_tokens: int) -> int:
+    """``engines.md`` §5.0 budget: ``clamp(0.20 × span tokens, 2,000, 10,000)``."""
+    return max(2_000, min(int(0.20 * span_tokens), 10_000))
+
+
 def is_summary_text(text: str) -> bool:
     """True for handoff text an earlier compaction wrote (never treated as a user request)."""
     head = text.lstrip()[:64]
