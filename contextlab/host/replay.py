@@ -289,12 +289,15 @@ class ReplayHost:
 
     def _rough_request(self, history: list[Message]) -> int:
         """The rough request estimate over an arbitrary history (compaction before/after)."""
-        return self._rough_fixed + self.memo.rough_sum(history)
+        if history is self.working.rows:
+            return self._rough_fixed + self.working.rough_total
+        return self._rough_fixed + sum(self.memo.rough(self.memo.wire(m)) for m in history)
 
     def _rough_of_request(self, request: AssembledRequest) -> int:
-        if not request.selected:
+        if request.extends_history:
             return self._rough_fixed + self.working.rough_total
-        return self._rough_fixed + self.memo.rough_counter.messages(request.body)
+        body = request.messages[1:] if self.system_prompt and request.messages else request.messages
+        return self._rough_fixed + self.memo.rough_counter.messages(body)
 
     # ------------------------------------------------------------------ one request
 

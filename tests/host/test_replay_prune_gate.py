@@ -21,4 +21,5 @@ def test_noop_prunes_leave_no_rows_and_commits_are_measured() -> None:
     prunes = pruning.compactions[pruning.compactions["trigger"] == "prune"]
     assert len(prunes) >= 1 and (prunes["outcome"] == "committed").all()
     assert (prunes["tokens_before"] - prunes["tokens_after"] >= 4_096).all()  # the reclaim minimum
-    assert pruning.trace["pruned"].sum() == len(prunes)
+    # Each committed prune marks the next request; one after the last request has no row to mark.
+    assert pruning.trace["pruned"].sum() == (prunes["request"] < len(pruning.trace)).sum()
