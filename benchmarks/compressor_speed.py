@@ -1,7 +1,8 @@
 """How long one ``compressor`` compaction of a ~150K-token history takes with the extractive summarizer.
 
 The history is the longest prefix of the generated ``coding-agent`` dataset (``datasets/``) whose
-rough size stays under 150,000 tokens, cut at a turn boundary, that the compressor really compacts. Baselines measured in the same run:
+rough size stays under 150,000 tokens, cut at a turn boundary, that the compressor really
+compacts. Baselines measured in the same run:
 tokenizing the history once with the exact tokenizer (cl100k_base, cold memo) and estimating it
 once with the host's rough estimator. Target: a compaction under 1 second.
 

@@ -20,13 +20,13 @@ from contextlab import clock as vclock
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.history import WorkingHistory
+from contextlab.host.memo import MessageMemo
 from contextlab.host.observers import RequestObserver, RequestView
 from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
-from contextlab.host.memo import MessageMemo
 from contextlab.tokens import (
     REPLY_PRIMING_TOKENS,
     ExactCounter,
@@ -228,7 +228,11 @@ class ReplayHost:
         if not cheap:
             return
         pressure = self._pressure()
-        if self._anchor is None and self._defers and self._call_optional("should_defer_preflight_to_real_usage", pressure):
+        if (
+            self._anchor is None
+            and self._defers
+            and self._call_optional("should_defer_preflight_to_real_usage", pressure)
+        ):
             return
         if self._required("should_compress", pressure):
             for _ in range(self.settings.max_attempts):
