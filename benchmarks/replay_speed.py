@@ -6,13 +6,12 @@ Replays the first half and the whole of a long conversation with ``passthrough``
 memo, and compares each replay with the time it takes just to tokenize each distinct message of
 the same prefix once (the unavoidable work). A well-designed host stays within a small constant
 factor of that baseline, and the factor does not grow with length: the replay is linear.
-Without a PATH it uses the largest bundled dataset, or a deterministic synthetic conversation.
+Without a PATH it uses the largest bundled dataset, ``datasets/coding-agent.jsonl.gz``.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import time
 from pathlib import Path
@@ -25,34 +24,9 @@ REPO = Path(__file__).resolve().parent.parent
 WINDOW = 100_000_000
 
 
-def synthetic(n_turns: int, seed: int = 0) -> Transcript:
-    """A coding-agent-like conversation: reads, test runs and replies of varied size."""
-    rng = random.Random(seed)
-    words = "def return import error test file path value config retry timeout cache token".split()
-    messages: list[dict[str, object]] = []
-    for t in range(n_turns):
-        messages.append({"role": "user", "content": " ".join(rng.choices(words, k=rng.randint(8, 60)))})
-        for step in range(rng.randint(1, 3)):
-            call_id = f"call_{t}_{step}"
-            args = f'{{"path": "src/module_{rng.randint(0, 40)}.py"}}'
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "read_file", "arguments": args}}],
-                }
-            )
-            body = "\n".join(" ".join(rng.choices(words, k=12)) for _ in range(rng.randint(5, 120)))
-            messages.append({"role": "tool", "tool_call_id": call_id, "content": body})
-        messages.append({"role": "assistant", "content": " ".join(rng.choices(words, k=rng.randint(20, 150)))})
-    return Transcript("synthetic-coding", messages, system_prompt="You are a careful coding agent. " * 40)
-
-
 def default_transcript() -> Transcript:
-    datasets = sorted((REPO / "datasets").glob("*.jsonl.gz"), key=lambda p: p.stat().st_size)
-    if datasets:
-        return load_transcript(datasets[-1])
-    return synthetic(160)
+    """The largest bundled dataset (a generated coding-agent session)."""
+    return load_transcript(REPO / "datasets" / "coding-agent.jsonl.gz")
 
 
 def prefix(transcript: Transcript, n_requests: int) -> Transcript:
@@ -64,7 +38,12 @@ def prefix(transcript: Transcript, n_requests: int) -> Transcript:
             if seen > n_requests:
                 end = i
                 break
-    return Transcript(f"{transcript.transcript_id}[:{n_requests}]", transcript.messages[:end], transcript.system_prompt, transcript.tools)
+    return Transcript(
+        f"{transcript.transcript_id}[:{n_requests}]",
+        transcript.messages[:end],
+        transcript.system_prompt,
+        transcript.tools,
+    )
 
 
 def tokenize_distinct_once(transcript: Transcript, encoding: str) -> float:
@@ -113,7 +92,8 @@ def main() -> None:
     total = transcript.n_requests
     rows = [measure(prefix(transcript, n), args.repeat, args.encoding) for n in (total // 2, total)]
     print(f"transcript: {transcript.transcript_id} ({total} requests), engine passthrough, median of {args.repeat}")
-    print(f"{'requests':>8} {'prompt tok':>12} {'replay s':>9} {'tokenize-once s':>16} {'overhead ms/req':>16} {'ratio':>6}")
+    header = ("requests", "prompt tok", "replay s", "tokenize-once s", "overhead ms/req", "ratio")
+    print(" ".join(f"{h:>{w}}" for h, w in zip(header, (8, 12, 9, 16, 16, 6), strict=True)))
     for row in rows:
         print(
             f"{row['requests']:>8.0f} {row['prompt_tokens_total']:>12,.0f} {row['replay_s']:>9.3f} "

@@ -45,7 +45,9 @@ def replay(
     """
     if not isinstance(transcript, Transcript):
         transcript = load_transcript(transcript)
-    settings = (settings or HostSettings()).with_(**setting_overrides) if setting_overrides else (settings or HostSettings())
+    settings = (
+        (settings or HostSettings()).with_(**setting_overrides) if setting_overrides else (settings or HostSettings())
+    )
     instance = resolve_engine(engine, params)
     label = _engine_label(engine, instance)
     observers = [*observers, *(default_observers(transcript) if probes else [])]

@@ -13,10 +13,10 @@ request that extends the previous one only scans its new messages, so probing st
 from __future__ import annotations
 
 import json
-
-import ahocorasick
 from collections import Counter
 from typing import Any
+
+import ahocorasick
 
 from contextlab.engine import Message
 from contextlab.host.observers import RequestObserver, RequestView
@@ -75,7 +75,6 @@ class RetentionProbe:
             automaton.make_automaton()
             self._automaton = automaton
 
-
     def clone(self) -> RetentionProbe:
         return RetentionProbe()
 
@@ -118,7 +117,9 @@ class RetentionProbe:
     def _final_summary(self, eligible: set[int], present: set[int]) -> dict[str, Any]:
         out: dict[str, Any] = {"fact_retention_final": len(present) / len(eligible) if eligible else float("nan")}
         needed = [i for i in eligible if self._facts[i].needed_later]
-        out["needed_facts_retained_final"] = sum(1 for i in needed if i in present) / len(needed) if needed else float("nan")
+        out["needed_facts_retained_final"] = (
+            sum(1 for i in needed if i in present) / len(needed) if needed else float("nan")
+        )
         for category in sorted({self._facts[i].category for i in eligible}):
             members = [i for i in eligible if self._facts[i].category == category]
             out[f"fact_retention_final.{category}"] = sum(1 for i in members if i in present) / len(members)

@@ -43,7 +43,9 @@ def test_replay_prints_a_readable_summary(transcript_file: Path, capsys: pytest.
 
 
 def test_replay_json_has_the_required_keys(transcript_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["replay", str(transcript_file), "--json", "--context-length", "64000", "--threshold-percent", "0.5"]) == 0
+    assert (
+        main(["replay", str(transcript_file), "--json", "--context-length", "64000", "--threshold-percent", "0.5"]) == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert set(summary) >= SUMMARY_KEYS
     assert summary["requests"] == 8 and summary["turns"] == 4
@@ -71,15 +73,23 @@ def test_replay_writes_the_trace(transcript_file: Path, tmp_path: Path, suffix: 
         (["replay", "{t}", "--threshold-percent", "abc"], "expected a number"),
         (["replay", "{t}", "--param", "novalue"], "expected KEY=VALUE"),
         (["replay", "{t}", "--param", "bogus=1"], "bad parameters"),
+        (["replay", "{t}", "--cache", "anthropic:claude-sonnet-4-5"], "no price for this model"),
+        (["replay", "{t}", "--cache", "nosuchprovider"], "unknown cache provider"),
         (["nonsense"], "invalid choice"),
     ],
 )
-def test_user_mistakes_print_one_line_and_exit_2(transcript_file: Path, tmp_path: Path, args: list[str], message: str) -> None:
+def test_user_mistakes_print_one_line_and_exit_2(
+    transcript_file: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
     argv = [a.replace("{t}", str(transcript_file)) for a in args]
     proc = subprocess.run([sys.executable, "-m", "contextlab.cli", *argv], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("usage:") and not line.startswith("  ")]
+    lines = [
+        line
+        for line in proc.stderr.splitlines()
+        if line.strip() and not line.startswith("usage:") and not line.startswith("  ")
+    ]
     assert len(lines) == 1, proc.stderr
     assert message in lines[0]
 

@@ -173,7 +173,13 @@ def test_get_status_clamps_the_sentinel_and_computes_usage_percent() -> None:
     engine.context_length = 200_000
     engine.last_prompt_tokens = 50_000
     status = engine.get_status()
-    assert set(status) == {"last_prompt_tokens", "threshold_tokens", "context_length", "usage_percent", "compression_count"}
+    assert set(status) == {
+        "last_prompt_tokens",
+        "threshold_tokens",
+        "context_length",
+        "usage_percent",
+        "compression_count",
+    }
     assert status["usage_percent"] == 25.0
     assert 0 < status["usage_percent"] <= 100
     engine.last_prompt_tokens = -1
@@ -187,7 +193,12 @@ def test_session_reset_zeroes_tokens_and_count() -> None:
     engine.last_prompt_tokens, engine.last_completion_tokens, engine.last_total_tokens = 10, 20, 30
     engine.compression_count = 4
     engine.on_session_reset()
-    assert (engine.last_prompt_tokens, engine.last_completion_tokens, engine.last_total_tokens, engine.compression_count) == (0, 0, 0, 0)
+    assert (
+        engine.last_prompt_tokens,
+        engine.last_completion_tokens,
+        engine.last_total_tokens,
+        engine.compression_count,
+    ) == (0, 0, 0, 0)
 
 
 class _Plain(ContextEngine):
@@ -199,7 +210,14 @@ class _Plain(ContextEngine):
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         return False
 
-    def compress(self, messages: list[dict[str, Any]], current_tokens: int | None = None, focus_topic: str | None = None, force: bool = False, memory_context: str = "") -> list[dict[str, Any]]:
+    def compress(
+        self,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[dict[str, Any]]:
         return messages
 
 

@@ -131,7 +131,10 @@ def test_stamp_identity_pairs_tool_call_uids_and_keeps_existing_uids() -> None:
             ],
             ["tool_without_call_id", "unanswered_tool_call"],
         ),
-        ([{"role": "user", "content": "a"}, {"role": "tool", "tool_call_id": "zz", "content": "r"}], ["orphan_tool_result"]),
+        (
+            [{"role": "user", "content": "a"}, {"role": "tool", "tool_call_id": "zz", "content": "r"}],
+            ["orphan_tool_result"],
+        ),
     ],
 )
 def test_validation_names_each_rule(messages: list[dict[str, Any]], rules: list[str]) -> None:
@@ -165,7 +168,11 @@ def test_sanitizer_drops_orphans_strips_unanswered_calls_and_merges_users() -> N
 
 
 def test_sanitizer_keeps_unchanged_messages_as_the_same_objects() -> None:
-    request = [{"role": "system", "content": "s"}, {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    request = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"},
+    ]
     out = sanitize_request(request)
     assert all(x is y for x, y in zip(out, request, strict=True))
 

@@ -55,7 +55,11 @@ def test_no_facts_no_columns_and_probes_can_be_turned_off() -> None:
 
 
 def test_payload_includes_unescaped_tool_arguments() -> None:
-    message = {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"q": "a\\nb"}'}}]}
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"q": "a\\nb"}'}}],
+    }
     assert "a\nb" in message_payload(message)
 
 

@@ -50,7 +50,14 @@ def test_readme_has_the_two_quickstart_commands() -> None:
 def test_readme_cli_command_runs(command: str, workdir: Path) -> None:
     env = {**os.environ, "CONTEXTLAB_TRANSCRIPTS": str(REPO.parent / "shared" / "transcripts")}
     args = shlex.split(os.path.expandvars(command.replace("$CONTEXTLAB_TRANSCRIPTS", env["CONTEXTLAB_TRANSCRIPTS"])))
-    proc = subprocess.run([sys.executable, "-m", "contextlab.cli", *args[1:]], cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "contextlab.cli", *args[1:]],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
 
 

@@ -44,7 +44,10 @@ def test_rough_message_estimate_uses_the_repr_of_the_shadow() -> None:
     shadow = {"role": "user", "content": "hello"}
     assert estimate_message_tokens_rough(message) == (len(str(shadow)) + 3) // 4
     with_reasoning = {"role": "assistant", "content": "a", "reasoning": "r" * 400, "reasoning_content": "rc"}
-    assert estimate_message_tokens_rough(with_reasoning) == (len(str({"role": "assistant", "content": "a", "reasoning_content": "rc"})) + 3) // 4
+    assert (
+        estimate_message_tokens_rough(with_reasoning)
+        == (len(str({"role": "assistant", "content": "a", "reasoning_content": "rc"})) + 3) // 4
+    )
 
 
 def test_rough_message_estimate_charges_images_flat() -> None:
@@ -106,7 +109,12 @@ def test_exact_counter_tokenizes_each_distinct_text_once(monkeypatch: pytest.Mon
 def test_exact_counter_counts_tool_calls_and_tool_ids() -> None:
     counter = ExactCounter()
     bare = {"role": "assistant", "content": None}
-    with_call = {**bare, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}]}
+    with_call = {
+        **bare,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}
+        ],
+    }
     assert counter.message(with_call) > counter.message(bare)
     tool = {"role": "tool", "tool_call_id": "call_abc", "content": "ok"}
     assert counter.message(tool) > counter.message({"role": "tool", "content": "ok"})

@@ -9,7 +9,9 @@ from contextlab.engine import ContextEngine, Message
 from contextlab.transcripts import Transcript
 
 
-def conversation(n_turns: int, *, tool_chars: int = 400, with_tools: bool = True, system: str | None = "You are terse.") -> Transcript:
+def conversation(
+    n_turns: int, *, tool_chars: int = 400, with_tools: bool = True, system: str | None = "You are terse."
+) -> Transcript:
     """A synthetic transcript: each turn is user → assistant(tool call) → tool → assistant reply."""
     messages: list[Message] = []
     for t in range(n_turns):
@@ -21,11 +23,21 @@ def conversation(n_turns: int, *, tool_chars: int = 400, with_tools: bool = True
                     "role": "assistant",
                     "content": None,
                     "tool_calls": [
-                        {"id": call_id, "type": "function", "function": {"name": "read_file", "arguments": f'{{"path": "file_{t}.py"}}'}}
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": "read_file", "arguments": f'{{"path": "file_{t}.py"}}'},
+                        }
                     ],
                 }
             )
-            messages.append({"role": "tool", "tool_call_id": call_id, "content": f"# file_{t}.py\n" + ("x = 1\n" * (tool_chars // 6))})
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "content": f"# file_{t}.py\n" + ("x = 1\n" * (tool_chars // 6)),
+                }
+            )
         messages.append({"role": "assistant", "content": f"File {t} looks fine."})
     return Transcript("synthetic", messages, system_prompt=system)
 
@@ -43,7 +55,15 @@ class BaseToy(ContextEngine):
     def name(self) -> str:
         return "toy"
 
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: str = "", provider: str = "", api_mode: str = "") -> None:
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: str = "",
+        provider: str = "",
+        api_mode: str = "",
+    ) -> None:
         self.context_length = context_length
         self.threshold_tokens = self._fixed_threshold
         self.calls.append(("update_model", (model, context_length)))
@@ -56,7 +76,14 @@ class BaseToy(ContextEngine):
         tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
         return tokens >= self.threshold_tokens
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None, force: bool = False, memory_context: str = "") -> list[Message]:
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[Message]:
         self.calls.append(("compress", {"n": len(messages), "focus_topic": focus_topic, "force": force}))
         return messages
 
@@ -72,7 +99,14 @@ class KeepLastEngine(BaseToy):
     def name(self) -> str:
         return "keep-last"
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None, force: bool = False, memory_context: str = "") -> list[Message]:
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[Message]:
         self.calls.append(("compress", {"n": len(messages), "focus_topic": focus_topic, "force": force}))
         cut = max(0, len(messages) - self.keep)
         while cut < len(messages) and messages[cut].get("role") == "tool":
@@ -91,7 +125,9 @@ class ThreeArgEngine(KeepLastEngine):
     def name(self) -> str:
         return "three-arg"
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None) -> list[Message]:  # type: ignore[override]
+    def compress(
+        self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None
+    ) -> list[Message]:  # type: ignore[override]
         return super().compress(messages, current_tokens, focus_topic)
 
 
@@ -124,8 +160,22 @@ class SelectingEngine(BaseToy):
     def name(self) -> str:
         return "selecting"
 
-    def select_context(self, request_messages: list[Message], *, conversation_messages: list[Message] | None = None, incoming_message: Message | None = None, budget_tokens: int = 0) -> list[Message] | None:
-        self.seen.append({"request": request_messages, "conversation": conversation_messages, "incoming": incoming_message, "budget": budget_tokens})
+    def select_context(
+        self,
+        request_messages: list[Message],
+        *,
+        conversation_messages: list[Message] | None = None,
+        incoming_message: Message | None = None,
+        budget_tokens: int = 0,
+    ) -> list[Message] | None:
+        self.seen.append(
+            {
+                "request": request_messages,
+                "conversation": conversation_messages,
+                "incoming": incoming_message,
+                "budget": budget_tokens,
+            }
+        )
         return self.choose(request_messages, conversation_messages, incoming_message)  # type: ignore[no-any-return]
 
 
@@ -134,7 +184,14 @@ class SlowEngine(KeepLastEngine):
 
     release = threading.Event()  # shared by clones (an Event cannot be deep-copied)
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None, force: bool = False, memory_context: str = "") -> list[Message]:
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[Message]:
         self.release.wait(5)
         return super().compress(messages, current_tokens, focus_topic, force)
 
@@ -145,7 +202,14 @@ class GrowingEngine(BaseToy):
     def __init__(self) -> None:
         super().__init__(2_000)
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None, force: bool = False, memory_context: str = "") -> list[Message]:
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[Message]:
         return [*messages, {"role": "user", "content": "padding " * 500}]
 
 
@@ -160,7 +224,9 @@ class PruningEngine(BaseToy):
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         return False
 
-    def prune_tool_results_only(self, messages: list[Message], current_tokens: int | None = None) -> tuple[list[Message], int]:
+    def prune_tool_results_only(
+        self, messages: list[Message], current_tokens: int | None = None
+    ) -> tuple[list[Message], int]:
         self.prune_calls += 1
         if self.mode == "same-object":
             for m in messages:
@@ -194,7 +260,14 @@ class FailingEngine(BaseToy):
             raise RuntimeError("boom in update_from_response")
         super().update_from_response(usage)
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None, force: bool = False, memory_context: str = "") -> list[Message]:
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[Message]:
         if self.where == "compress":
             raise RuntimeError("boom in compress")
         return messages

@@ -61,6 +61,12 @@ class CacheObserver:
         ]
         self.results: list[list[CacheResult]] = [[] for _ in self.profiles]
 
+    def unpriced(self) -> list[str]:
+        """``provider:model`` of the profiles with no row in the price table (their cost is NaN)."""
+        return [
+            f"{p.provider}:{p.model}" for p, row in zip(self.profiles, self._price_rows, strict=True) if row is None
+        ]
+
     def _price(self, profile: CacheProfile) -> Any:
         if isinstance(profile, PrefixProfile):
             return self.prices.find_any(profile.model)

@@ -14,13 +14,41 @@ from contextlab.host.settings import HostSettings
 
 def add_host_options(parser: argparse.ArgumentParser) -> None:
     """``--context-length``, ``--threshold-percent``, ``--overhead``, ``--model``, ``--seed``, ``--param``."""
-    parser.add_argument("--context-length", type=_positive_int, default=200_000, metavar="N", help="model window in tokens (default 200000)")
-    parser.add_argument("--threshold-percent", type=_fraction, default=None, metavar="P", help="threshold as a fraction of the window, e.g. 0.5 (engine default if omitted)")
-    parser.add_argument("--overhead", type=_non_negative_int, default=0, metavar="N", help="fixed prompt tokens the recording omits (system prompt, tool schemas)")
-    parser.add_argument("--model", default=None, help="model name passed to the engine (default: the transcript's, else gpt-4o)")
-    parser.add_argument("--encoding", default="cl100k_base", help="tiktoken encoding for exact counts (cl100k_base, o200k_base)")
+    parser.add_argument(
+        "--context-length",
+        type=_positive_int,
+        default=200_000,
+        metavar="N",
+        help="model window in tokens (default 200000)",
+    )
+    parser.add_argument(
+        "--threshold-percent",
+        type=_fraction,
+        default=None,
+        metavar="P",
+        help="threshold as a fraction of the window, e.g. 0.5 (engine default if omitted)",
+    )
+    parser.add_argument(
+        "--overhead",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help="fixed prompt tokens the recording omits (system prompt, tool schemas)",
+    )
+    parser.add_argument(
+        "--model", default=None, help="model name passed to the engine (default: the transcript's, else gpt-4o)"
+    )
+    parser.add_argument(
+        "--encoding", default="cl100k_base", help="tiktoken encoding for exact counts (cl100k_base, o200k_base)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for uid minting (default 0)")
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="engine constructor parameter (repeatable; VALUE parsed as YAML)")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="engine constructor parameter (repeatable; VALUE parsed as YAML)",
+    )
 
 
 def host_settings(args: argparse.Namespace) -> HostSettings:

@@ -10,6 +10,7 @@ import pandas as pd
 from contextlab.api import replay
 from contextlab.cache.observer import CacheObserver
 from contextlab.cli.common import add_host_options, check_output_path, engine_params, format_table, host_settings
+from contextlab.errors import ConfigError
 from contextlab.host.trace import summary_json
 from contextlab.transcripts import load_transcript
 
@@ -30,7 +31,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("replay", help="replay a transcript through an engine", description=__doc__)
     parser.add_argument("path", help="transcript file (any supported format; .gz allowed)")
     parser.add_argument("--engine", default="passthrough", help="engine name (default passthrough)")
-    parser.add_argument("--index", type=int, default=0, help="which conversation of a multi-conversation file (default 0)")
+    parser.add_argument(
+        "--index", type=int, default=0, help="which conversation of a multi-conversation file (default 0)"
+    )
     parser.add_argument("--out", default=None, metavar="FILE", help="write the per-request trace (.csv or .parquet)")
     parser.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
     parser.add_argument(
@@ -49,6 +52,14 @@ def run(args: argparse.Namespace) -> int:
     out = check_output_path(args.out)
     transcript = load_transcript(args.path, args.index)
     observers = [CacheObserver(args.cache, args.cache_policy)] if args.cache else []
+    for observer in observers:
+        missing = observer.unpriced()
+        if missing:
+            known = ", ".join(sorted(f"{r.provider}:{r.model}" for r in observer.prices.rows.values()))
+            raise ConfigError(
+                f"--cache {missing[0]}: no price for this model (known: {known}); "
+                "add a row in a YAML file named by $CONTEXTLAB_PRICES"
+            )
     settings, params = host_settings(args), engine_params(args.param)
     result = replay(transcript, args.engine, settings, params=params, observers=observers)
     if out is not None:

@@ -12,6 +12,7 @@ from contextlab.errors import EngineError
 
 BUILTIN_ENGINES: dict[str, str] = {
     "passthrough": "contextlab.engines.passthrough:PassthroughEngine",
+    "compressor": "contextlab.engines.compressor:CompressorEngine",
 }
 """Engines shipped inside the package: name → ``module:Class`` (imported only when used)."""
 

@@ -35,7 +35,8 @@ class WorkingHistory:
         self.wires: list[Message] = [self._memo.wire(m) for m in self.rows]
         self.exact: list[int] = [self._memo.exact(w) for w in self.wires]
         self.exact_total = sum(self.exact)
-        self._rough_cumulative: list[int] = [0, *accumulate(self._memo.rough(m) for m in self.rows)]
+        # The host estimates the request it is about to send, so the rough figures are of wire forms.
+        self._rough_cumulative: list[int] = [0, *accumulate(self._memo.rough(w) for w in self.wires)]
         self.structure = StructureTracker()
         if self._system_prompt:
             self.structure.feed({"role": "system", "content": self._system_prompt})
@@ -49,8 +50,8 @@ class WorkingHistory:
         wires = [self._memo.wire(m) for m in clones]
         exact = [self._memo.exact(w) for w in wires]
         cumulative = self._rough_cumulative[-1]
-        for row in clones:
-            cumulative += self._memo.rough(row)
+        for row, wire in zip(clones, wires, strict=True):
+            cumulative += self._memo.rough(wire)
             self._rough_cumulative.append(cumulative)
             self.structure.feed(row)
         self.rows = [*self.rows, *clones]

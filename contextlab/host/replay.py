@@ -20,13 +20,13 @@ from contextlab import clock as vclock
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.history import WorkingHistory
+from contextlab.host.memo import MessageMemo
 from contextlab.host.observers import RequestObserver, RequestView
 from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
-from contextlab.host.memo import MessageMemo
 from contextlab.tokens import (
     REPLY_PRIMING_TOKENS,
     ExactCounter,
@@ -228,7 +228,11 @@ class ReplayHost:
         if not cheap:
             return
         pressure = self._pressure()
-        if self._anchor is None and self._defers and self._call_optional("should_defer_preflight_to_real_usage", pressure):
+        if (
+            self._anchor is None
+            and self._defers
+            and self._call_optional("should_defer_preflight_to_real_usage", pressure)
+        ):
             return
         if self._required("should_compress", pressure):
             for _ in range(self.settings.max_attempts):
@@ -289,12 +293,15 @@ class ReplayHost:
 
     def _rough_request(self, history: list[Message]) -> int:
         """The rough request estimate over an arbitrary history (compaction before/after)."""
-        return self._rough_fixed + self.memo.rough_sum(history)
+        if history is self.working.rows:
+            return self._rough_fixed + self.working.rough_total
+        return self._rough_fixed + sum(self.memo.rough(self.memo.wire(m)) for m in history)
 
     def _rough_of_request(self, request: AssembledRequest) -> int:
-        if not request.selected:
+        if request.extends_history:
             return self._rough_fixed + self.working.rough_total
-        return self._rough_fixed + self.memo.rough_counter.messages(request.body)
+        body = request.messages[1:] if self.system_prompt and request.messages else request.messages
+        return self._rough_fixed + self.memo.rough_counter.messages(body)
 
     # ------------------------------------------------------------------ one request
 
@@ -494,11 +501,12 @@ class ReplayHost:
 
     def _prune(self, pressure: int) -> None:
         before = self.history
-        rough_before = self._rough_request(before)
         result = self.runner.prune(before, current_tokens=pressure)
         self._engine_ms += result.duration_ms
         if result.outcome == "noop":
             return
+        # Estimated only when something is recorded: most post-tool prunes are no-ops.
+        rough_before = self._rough_request(before)
         new = clone_messages(result.messages) if result.outcome == "changed" and result.messages else None
         outcome = "committed" if new is not None else result.outcome
         rough_after = self._rough_request(new) if new is not None else rough_before

@@ -56,7 +56,9 @@ class RequestAssembler:
         self._prefix_wires = [memo.wire(m) for m in self._prefix]
         self._prefix_tokens = [memo.exact(w) for w in self._prefix_wires]
 
-    def assemble(self, history: WorkingHistory, incoming_message: Message | None, budget_tokens: int) -> AssembledRequest:
+    def assemble(
+        self, history: WorkingHistory, incoming_message: Message | None, budget_tokens: int
+    ) -> AssembledRequest:
         """The request for one provider call over the current history."""
         if not self._selects:
             return self._plain(history)
@@ -89,7 +91,9 @@ class RequestAssembler:
             final, [self._memo.exact(w) for w in final], body, True, None, validate_messages(result), engine_ms
         )
 
-    def _plain(self, history: WorkingHistory, *, rejection: str | None = None, engine_ms: float = 0.0) -> AssembledRequest:
+    def _plain(
+        self, history: WorkingHistory, *, rejection: str | None = None, engine_ms: float = 0.0
+    ) -> AssembledRequest:
         """The unselected request: kept up to date row by row, so this is O(1) plus two list copies."""
         structure = history.structure
         clean = not structure.needs_sanitizing

@@ -55,7 +55,7 @@ class _Response:
     usage: RecordedUsage | None
     model: str | None
     tools: list[tuple[Message, float | None]] = field(default_factory=list)
-    after: list[tuple[Message, float | None, int]] = field(default_factory=list)
+    after: list[tuple[Message, float | None]] = field(default_factory=list)
 
 
 class _Builder:
@@ -156,7 +156,7 @@ class _Builder:
         elif row.get("isMeta"):
             user["display_kind"] = META_KIND
         if self.open is not None and not row.get("isCompactSummary"):
-            self.open.after.append((user, stamp, number))
+            self.open.after.append((user, stamp))
             return
         self._flush()
         index = self._emit(user, stamp)
@@ -217,7 +217,7 @@ class _Builder:
         self.known_calls.update(c["id"] for c in current.draft.calls)
         for tool, stamp in current.tools:
             self._emit(tool, stamp)
-        for user, stamp, _number in current.after:
+        for user, stamp in current.after:
             self._emit(user, stamp)
 
     def finish(self, transcript_id: str, subagent: bool) -> Transcript:

@@ -80,7 +80,9 @@ def test_two_replays_give_identical_traces() -> None:
 # ----------------------------------------------------------------------------- select_context fail-open
 
 
-def test_inherited_select_context_is_never_called(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_inherited_select_context_is_never_called(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     def explode(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("inherited select_context must not be called")
 
@@ -100,7 +102,9 @@ def test_inherited_select_context_is_never_called(monkeypatch: pytest.MonkeyPatc
         (lambda req, conv, inc: (_ for _ in ()).throw(RuntimeError("bad engine")), "exception: RuntimeError"),
     ],
 )
-def test_bad_selections_fall_open_to_the_original_request(choice: Any, reason: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_bad_selections_fall_open_to_the_original_request(
+    choice: Any, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
     baseline = run(BaseToy())
     with caplog.at_level(logging.WARNING):
         result = run(SelectingEngine(choice))
@@ -140,7 +144,12 @@ def test_selection_replaces_only_the_request_never_the_history() -> None:
 
 def test_role_oddities_are_accepted_and_normalized() -> None:
     def odd(req: list[dict[str, Any]], conv: Any, inc: Any) -> list[dict[str, Any]]:
-        return [req[0], {"role": "developer", "content": "be brief"}, {"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+        return [
+            req[0],
+            {"role": "developer", "content": "be brief"},
+            {"role": "user", "content": "a"},
+            {"role": "user", "content": "b"},
+        ]
 
     result = run(SelectingEngine(odd))
     assert result.trace["select_context_used"].all()
@@ -177,7 +186,7 @@ def test_lifecycle_order_and_session_kwargs() -> None:
     assert names[0] == "update_model"
     assert names[1] == "on_session_start"
     assert names[-1] == "on_session_end"
-    _, (session_id, kwargs) = engine.calls[1]
+    _, (_session_id, kwargs) = engine.calls[1]
     assert kwargs["conversation_id"] == "synthetic"
     assert kwargs["platform"] == "contextlab"
     assert names.count("on_turn_complete") == 6
@@ -306,7 +315,14 @@ def test_manual_events_in_the_transcript_are_replayed() -> None:
 
 def test_a_real_user_turn_survives_compaction() -> None:
     class DropUsers(KeepLastEngine):
-        def compress(self, messages: list[dict[str, Any]], current_tokens: int | None = None, focus_topic: str | None = None, force: bool = False, memory_context: str = "") -> list[dict[str, Any]]:
+        def compress(
+            self,
+            messages: list[dict[str, Any]],
+            current_tokens: int | None = None,
+            focus_topic: str | None = None,
+            force: bool = False,
+            memory_context: str = "",
+        ) -> list[dict[str, Any]]:
             self.compression_count += 1
             return [{"role": "assistant", "content": "summary only"}]
 
@@ -377,7 +393,9 @@ def test_real_tau_bench_conversation(shared_transcripts: Any) -> None:
 
 def test_sentinel_minus_one_until_the_next_real_usage() -> None:
     class Spy(KeepLastEngine):
-        seen_before_update: list[int] = []
+        def __init__(self, threshold_tokens: int) -> None:
+            super().__init__(threshold_tokens)
+            self.seen_before_update: list[int] = []
 
         def update_from_response(self, usage: dict[str, Any]) -> None:
             self.seen_before_update.append(self.last_prompt_tokens)

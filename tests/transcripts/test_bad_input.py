@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from transcript_samples import SAMPLES, render
 
 from contextlab.cli import main
 from contextlab.errors import TranscriptError
 from contextlab.transcripts import TranscriptWarning, load_transcript, load_transcripts, save_transcript
+from tests.transcripts.transcript_samples import SAMPLES, render
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))

@@ -15,7 +15,11 @@ from contextlab.transcripts import CompactionEvent, GoldFact, RecordedUsage, Tra
 MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": "be kind"},
     {"role": "user", "content": "hi"},
-    {"role": "assistant", "content": "hello", "usage": {"prompt_tokens": 12, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 8}}},
+    {
+        "role": "assistant",
+        "content": "hello",
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 8}},
+    },
 ]
 
 
@@ -35,7 +39,9 @@ def test_json_list_of_messages(tmp_path: Path) -> None:
 
 def test_json_object_with_messages_and_tools(tmp_path: Path) -> None:
     tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
-    t = load_transcript(write(tmp_path / "obj.json", json.dumps({"id": "conv-1", "messages": MESSAGES, "tools": tools})))
+    t = load_transcript(
+        write(tmp_path / "obj.json", json.dumps({"id": "conv-1", "messages": MESSAGES, "tools": tools}))
+    )
     assert t.transcript_id == "conv-1"
     assert t.tools == tools
 
@@ -126,7 +132,18 @@ def test_native_round_trip_is_lossless_and_byte_stable(tmp_path: Path) -> None:
     save_transcript(t, b)
     assert a.read_bytes() == b.read_bytes()
     back = load_transcript(a)
-    for field in ("transcript_id", "messages", "system_prompt", "tools", "usage", "timestamps", "events", "facts", "model", "metadata"):
+    for field in (
+        "transcript_id",
+        "messages",
+        "system_prompt",
+        "tools",
+        "usage",
+        "timestamps",
+        "events",
+        "facts",
+        "model",
+        "metadata",
+    ):
         assert getattr(back, field) == getattr(t, field), field
     assert back.usage[1].raw == {"input_tokens": 4}
 

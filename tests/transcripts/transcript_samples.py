@@ -204,3 +204,23 @@ def render(kind: str, value: Any) -> str:
     if kind == "jsonl":
         return "".join(json.dumps(row) + "\n" for row in value)
     return json.dumps(value)
+
+
+def _native_rows() -> list[Any]:
+    from contextlab.transcripts import native
+    from contextlab.transcripts.model import CompactionEvent, GoldFact, RecordedUsage, Transcript
+
+    transcript = Transcript(
+        "n",
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        system_prompt="s",
+        usage={1: RecordedUsage(10, 2, cache_read_tokens=4, raw={"prompt_tokens": 10})},
+        timestamps={0: 1.0, 1: 2.5},
+        events=[CompactionEvent(1, "auto", pre_tokens=9, summary="sum")],
+        facts=[GoldFact("f1", "q", 0, "recall", False)],
+        source="x",
+    )
+    return [json.loads(line) for line in native.dumps(transcript).splitlines()]
+
+
+SAMPLES["native"] = ("jsonl", _native_rows())
