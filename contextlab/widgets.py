@@ -22,6 +22,7 @@ from contextlab.engines import EngineSpec, resolve_engine
 from contextlab.errors import ConfigError, ContextLabError
 from contextlab.host.observers import RequestObserver
 from contextlab.host.settings import HostSettings
+from contextlab.host.turns import plan_turns
 from contextlab.plots import figure_png, plot_prompt_tokens
 from contextlab.tokens import ExactCounter
 from contextlab.transcripts import Transcript
@@ -116,6 +117,8 @@ class Dashboard:
             value="", placeholder="focus topic for /compress", description="focus", continuous_update=False
         )
         self.focus_turn = widgets.BoundedIntText(value=focus_turn, min=0, max=10_000, description="at turn")
+        self._syncing = False
+        self._fit_focus_turn()
         self.out = widgets.Output()
         for control in (
             self.transcript,
@@ -139,7 +142,20 @@ class Dashboard:
         _show(self.widget)
 
     def _on_change(self, change: dict[str, Any]) -> None:
+        if self._syncing:
+            return
+        if change.get("owner") is self.transcript:
+            self._fit_focus_turn()
         self.refresh()
+
+    def _fit_focus_turn(self) -> None:
+        """Bound the turn box by the chosen transcript's turns (a later turn would silently do nothing)."""
+        turns = len(plan_turns(self.transcripts[self.transcript.value].messages))
+        self._syncing = True  # clamping the value must not start a second replay
+        try:
+            self.focus_turn.max = max(0, turns - 1)
+        finally:
+            self._syncing = False
 
     def current_settings(self) -> HostSettings:
         """Host settings for the current control values."""

@@ -24,21 +24,21 @@
 # %%
 # %matplotlib inline
 import contextlab
-from contextlab.examples import RecentTurnsEngine
 from contextlab.plots import plot_prompt_tokens
 
 transcript = contextlab.load_dataset("support-agent")
 transcript
 
 # %% [markdown]
-# `passthrough` is the control engine: it never compacts. `RecentTurnsEngine` (a small teaching
-# engine shipped in `contextlab.examples`) keeps the last two user turns once the prompt passes
-# the threshold. The window is 64,000 tokens with the threshold at 50%; the whole conversation is
-# about 270,000 tokens, so without context management the prompt soon outgrows the window.
+# `passthrough` is the control engine: it never compacts. `compressor` is a faithful port of the
+# host's default engine: past the threshold it summarises the middle of the conversation (offline,
+# with a deterministic extractive summariser unless an LLM is configured). The window is 64,000
+# tokens with the threshold at 50%; replayed whole, the conversation's last prompt is about
+# 250,000 tokens, so without context management the prompt soon outgrows the window.
 
 # %%
 trace, summaries = contextlab.compare(
-    transcript, ["passthrough", RecentTurnsEngine], context_length=64_000, threshold_percent=0.5
+    transcript, ["passthrough", "compressor"], context_length=64_000, threshold_percent=0.5
 )
 summaries[
     ["engine", "requests", "compactions", "overflows", "prompt_tokens_total", "prompt_tokens_max", "prefix_share"]
@@ -58,8 +58,8 @@ trace[["engine", "turn", "request", "prompt_tokens", "threshold_tokens", "compre
 # Checks that keep this notebook honest when it runs in CI.
 by_engine = summaries.set_index("engine")
 assert by_engine.loc["passthrough", "compactions"] == 0
-assert by_engine.loc["recent_turns", "compactions"] > 0
+assert by_engine.loc["compressor", "compactions"] > 0
 assert by_engine.loc["passthrough", "overflows"] > 0  # the window is too small for the whole conversation
-assert by_engine.loc["recent_turns", "overflows"] == 0
-assert by_engine.loc["recent_turns", "prompt_tokens_max"] < 64_000
+assert by_engine.loc["compressor", "overflows"] == 0
+assert by_engine.loc["compressor", "prompt_tokens_max"] < 64_000
 assert (summaries["violations"] == 0).all()

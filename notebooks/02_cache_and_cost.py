@@ -45,7 +45,7 @@ transcripts = [contextlab.load_dataset("coding-agent-short"), contextlab.load_da
 cache = CacheObserver(["anthropic:claude-sonnet-5-5"], "system_and_3")
 result = bench(
     transcripts,
-    ["passthrough", RecentTurnsEngine],
+    ["passthrough", "compressor", RecentTurnsEngine],
     grid={"threshold_percent": [0.5, 0.75], "context_length": [32_000]},
     observers=[cache],
     workers=1,

@@ -27,11 +27,11 @@ from contextlab.widgets import Dashboard
 transcripts = {name: contextlab.load_dataset(name) for name in ("coding-agent-short", "support-agent", "coding-agent")}
 dashboard = Dashboard(
     transcripts,
-    ["passthrough", RecentTurnsEngine],
+    ["passthrough", "compressor", RecentTurnsEngine],
     context_lengths=(16_000, 32_000, 64_000, 200_000),
     context_length=32_000,
     threshold_percent=0.75,
-    focus_turn=3,
+    focus_turn=2,
 )
 dashboard
 
@@ -44,6 +44,7 @@ assert after.loc["recent_turns", "threshold_tokens"] == int(32_000 * 0.4)
 assert after.loc["recent_turns", "compactions"] > before.loc["recent_turns", "compactions"]
 dashboard.focus.value = "failing test"
 manual = dashboard.result.compactions.query("trigger == 'manual'")
-assert set(manual["focus_topic"]) == {"failing test"} and len(manual) == 2
+assert set(manual["focus_topic"]) == {"failing test"} and len(manual) == 3
+assert manual.set_index("engine").loc["compressor", "outcome"] == "committed"
 dashboard.focus.value = ""
 dashboard.threshold.value = 0.5

@@ -101,3 +101,13 @@ def test_cache_observer_columns_reach_the_table() -> None:
     assert "cache_hit_rate" in table.columns and "cost_usd" in table.columns
     assert "error" not in table.columns  # all runs ok: the column would only say None
     assert 0 < table["cache_hit_rate"].item() < 1
+
+
+def test_focus_turn_is_bounded_by_the_transcript(dashboard: Dashboard) -> None:
+    assert dashboard.focus_turn.max == 9  # "long": 10 turns
+    refreshes = dashboard.refreshes
+    dashboard.focus_turn.value = 8
+    dashboard.transcript.value = "short"  # 3 turns: the box is clamped, and only one replay runs
+    assert dashboard.focus_turn.max == 2 and dashboard.focus_turn.value == 2
+    assert dashboard.refreshes == refreshes + 2
+    assert set(dashboard.result.trace["transcript"]) == {"short"}
