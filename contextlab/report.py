@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import html
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -80,7 +81,7 @@ def summaries_from_trace(trace: pd.DataFrame, compactions: pd.DataFrame | None =
         for column, value in zip(keys, key, strict=True):
             mask &= events[column].astype(str) == str(value)
         base = {**dict(zip(keys, key, strict=True)), "status": "ok", "error": None}
-        extra = {}
+        extra: dict[str, Any] = {}
         # Same keys as the cache observer's summary, so both kinds of summary tables line up.
         for column in ("cache_read_tokens", "cache_write_tokens"):
             if column in run.columns:
