@@ -3,12 +3,15 @@
 Usage: ``python benchmarks/bench_workers.py [--transcripts N] [--workers 2]``. Needs the tau-bench
 recordings (``$CONTEXTLAB_TRANSCRIPTS`` or ``../shared/transcripts``). Prints one row per setting
 with wall time, runs per second and the speed-up against the 1-worker baseline, and checks that
-the frames are identical (timing columns aside).
+the frames are identical (timing columns aside). A last row is the ceiling on this machine right now:
+the same work split over independent processes with no pool and no results sent back. On a shared
+machine that row shows how much parallel capacity there really was.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import time
 
@@ -23,6 +26,15 @@ def _untimed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns=[c for c in frame.columns if c in TIMING_COLUMNS or c == "engine_ms_total"])
 
 
+def _half(limit: int, part: int, parts: int) -> None:
+    transcripts = example_transcripts(limit=limit, longest=False)[part::parts]
+    bench(transcripts, ENGINES, GRID, workers=1, progress=False)
+
+
+GRID = {"threshold_percent": [0.5, 0.75], "context_length": [8_000, 32_000]}
+ENGINES = ["passthrough", RecentTurnsEngine]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transcripts", type=int, default=200)
@@ -30,8 +42,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("TQDM_DISABLE", "1")
     transcripts = example_transcripts(limit=args.transcripts, longest=False)
-    grid = {"threshold_percent": [0.5, 0.75], "context_length": [8_000, 32_000]}
-    engines = ["passthrough", RecentTurnsEngine]
+    grid, engines = GRID, ENGINES
     runs = len(transcripts) * len(engines) * 4
     rows, baseline, reference = [], 0.0, None
     for workers in (1, args.workers):
@@ -54,7 +65,25 @@ def main() -> None:
                 "speedup_vs_1": round(baseline / wall, 2),
             }
         )
-    print(f"cpus: {os.cpu_count()}; frames identical across worker counts: yes")
+    context = multiprocessing.get_context("spawn")
+    started = time.perf_counter()
+    procs = [context.Process(target=_half, args=(args.transcripts, i, args.workers)) for i in range(args.workers)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join()
+    wall = time.perf_counter() - started
+    rows.append(
+        {
+            "workers": f"{args.workers} independent",
+            "runs": runs,
+            "requests": len(reference.trace),
+            "wall_s": round(wall, 2),
+            "runs_per_s": round(runs / wall, 1),
+            "speedup_vs_1": round(baseline / wall, 2),
+        }
+    )
+    print(f"cpus: {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}; frames identical across worker counts: yes")
     print(pd.DataFrame(rows).to_string(index=False))
 
 
