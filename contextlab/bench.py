@@ -333,6 +333,14 @@ def _lost(shared: _Shared, job: Job, reason: str) -> _Outcome:
 
 def _check_picklable(shared: _Shared) -> None:
     for spec in shared.engines:
+        cls = spec if isinstance(spec, type) else type(spec)
+        if not isinstance(spec, str) and cls.__module__ == "__main__":
+            # Pickles fine here, but a fresh worker has another __main__ (a notebook kernel's or a
+            # script's) and cannot find the class: refuse now rather than fail every run later.
+            raise ConfigError(
+                f"bench: engine {engine_label(spec)!r} is defined in __main__ (a notebook cell or a script), "
+                "which worker processes cannot import; move it to a module, or use workers=1"
+            )
         try:
             pickle.dumps(spec)
         except Exception as error:

@@ -149,6 +149,13 @@ def test_bad_inputs_are_config_errors(transcripts) -> None:
         bench(transcripts, [Local, "passthrough"], workers=2, progress=False)
     assert isinstance(bench(transcripts, [Local], progress=False), BenchResult)  # in-process is fine
 
+    class InNotebook(SlidingWindowEngine):  # what a class from a notebook cell looks like
+        pass
+
+    InNotebook.__module__, InNotebook.__qualname__ = "__main__", "InNotebook"
+    with pytest.raises(ConfigError, match="defined in __main__"):
+        bench(transcripts, [InNotebook], workers=2, progress=False)
+
 
 def test_expand_grid_order() -> None:
     assert expand_grid(None) == [()]
