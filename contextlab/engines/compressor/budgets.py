@@ -1,0 +1,151 @@
+"""Threshold and budget arithmetic of the host's compressor (``host-contract.md`` §2a), as pure functions.
+
+Worked checks (no ``max_tokens``, no cap): a 200,000 window gives 150,000 (0.50 raised to 0.75
+below 512K); 1,000,000 gives 500,000 (256,000 with a 256,000 cap); 64,000 gives 54,400 (the 64K
+floor reaches the window, so 85% of it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+
+from contextlab.engine import Message
+from contextlab.tokens import estimate_tokens_rough
+
+MINIMUM_CONTEXT_LENGTH = 64_000
+SMALL_WINDOW = 512_000
+SMALL_WINDOW_FLOOR_PCT = 0.75
+DEGENERATE_PCT = 0.85
+SUMMARY_RATIO = 0.20
+MIN_SUMMARY_TOKENS = 2_000
+SUMMARY_TOKENS_CEILING = 10_000
+SUMMARY_WINDOW_FRACTION = 0.05
+LEAN_TAIL_FRACTION = 0.025
+LEAN_TAIL_MIN = 10_000
+LEAN_TAIL_MAX = 25_000
+LEAN_TAIL_WINDOW_CAP = 0.20
+TARGET_RATIO_RANGE = (0.10, 0.80)
+IMAGE_CHARS = 6_400
+"""The compressor's own per-image size in its tail walk (1,600 tokens × 4 chars)."""
+MSG_OVERHEAD_TOKENS = 10
+REPLAY_KEYS = (
+    "reasoning",
+    "reasoning_content",
+    "reasoning_details",
+    "codex_reasoning_items",
+    "codex_message_items",
+)
+TAIL_MODES = ("lean", "legacy")
+
+
+def clamp_target_ratio(ratio: float) -> float:
+    """``summary_target_ratio`` clamped to [0.10, 0.80]."""
+    low, high = TARGET_RATIO_RANGE
+    return max(low, min(high, float(ratio)))
+
+
+def match_model_threshold(overrides: Mapping[str, float], model: str, provider: str = "") -> float | None:
+    """The ``model_thresholds`` value whose key matches ``model`` best.
+
+    Keys are model-name substrings (case-insensitive); the longest match wins. Keys of the form
+    ``"<provider>:<substr>"`` only match that provider and beat unscoped keys.
+    """
+    model_l = (model or "").lower()
+    best: tuple[int, int] = (-1, -1)
+    value: float | None = None
+    for key, pct in overrides.items():
+        scope, sep, substr = key.partition(":") if ":" in key else ("", "", key)
+        if sep and scope.lower() != (provider or "").lower():
+            continue
+        if substr.lower() in model_l:
+            rank = (1 if sep else 0, len(substr))
+            if rank > best:
+                best, value = rank, float(pct)
+    return value
+
+
+def compute_threshold(
+    context_length: int,
+    percent: float,
+    *,
+    max_tokens: int | None = None,
+    cap: int | None = None,
+) -> int:
+    """The compaction threshold in tokens, step for step as the host computes it.
+
+    Args:
+        context_length: The model window.
+        percent: The configured (or per-model) threshold fraction.
+        max_tokens: Output reservation; only a positive int counts.
+        cap: ``compression.threshold_tokens``; the threshold never exceeds ``min(cap, window)``.
+    """
+    pct = float(percent)
+    if context_length < SMALL_WINDOW:
+        pct = max(pct, SMALL_WINDOW_FLOOR_PCT)  # raise-only floor for small windows
+    effective = context_length
+    if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0:
+        if context_length - max_tokens > 0:
+            effective = context_length - max_tokens
+    floored = max(int(effective * pct), MINIMUM_CONTEXT_LENGTH)
+    threshold = floored
+    if floored >= effective:
+        threshold = max(1, min(int(effective * DEGENERATE_PCT), effective - 1))
+    if cap is not None and int(cap) > 0:
+        threshold = min(threshold, min(int(cap), context_length))
+    return threshold
+
+
+def max_summary_tokens(context_length: int) -> int:
+    """The summary ceiling: ``min(5% of the window, 10,000)``."""
+    return min(int(context_length * SUMMARY_WINDOW_FRACTION), SUMMARY_TOKENS_CEILING)
+
+
+def tail_token_budget(threshold: int, context_length: int, *, mode: str, target_ratio: float) -> int:
+    """The protected-tail budget: ``legacy`` = ratio × threshold; ``lean`` = 2.5% of the window
+    clamped to 10K–25K and never over 20% of the window."""
+    if mode == "legacy":
+        return int(threshold * target_ratio)
+    lean = min(max(int(context_length * LEAN_TAIL_FRACTION), LEAN_TAIL_MIN), LEAN_TAIL_MAX)
+    return min(lean, int(context_length * LEAN_TAIL_WINDOW_CAP))
+
+
+def summary_budget(middle_tokens: int, ceiling: int) -> int:
+    """``max(2000, min(int(0.20 × middle tokens), ceiling))``."""
+    return max(MIN_SUMMARY_TOKENS, min(int(SUMMARY_RATIO * middle_tokens), ceiling))
+
+
+@lru_cache(maxsize=262_144)
+def _text_tokens(text: str) -> int:
+    # Memoized by content: the tail walk, the pruning passes and the summary budget all estimate
+    # the same strings, and a replay compacts overlapping histories again and again.
+    return estimate_tokens_rough(text)
+
+
+def message_budget_tokens(message: Message) -> int:
+    """The compressor's per-message tail-walk estimate (``_estimate_msg_budget_tokens``)."""
+    content = message.get("content")
+    total = MSG_OVERHEAD_TOKENS
+    if isinstance(content, str):
+        total += _text_tokens(content)
+    elif isinstance(content, list):
+        chars = 0
+        for part in content:
+            if isinstance(part, dict):
+                if part.get("type") in ("image_url", "image", "input_image"):
+                    chars += IMAGE_CHARS
+                else:
+                    text = part.get("text")
+                    chars += len(text) if isinstance(text, str) else len(str(part))
+            else:
+                chars += len(str(part))
+        total += chars // 4
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            total += _text_tokens(str(call))
+    for key in REPLAY_KEYS:
+        value = message.get(key)
+        if value:
+            total += len(value if isinstance(value, str) else str(value)) // 4
+    return total

@@ -1,0 +1,488 @@
+"""``compressor``: a faithful port of the Hermes host's built-in context compressor.
+
+Rule for rule after ``host-contract.md`` §2: threshold and budgets (:mod:`.budgets`), the
+``compress()`` pipeline (tool-output pruning → boundaries → summary rehydration → summary →
+assembly → sanitation), anti-thrash strikes and failure cooldowns on the virtual clock
+(:mod:`.antithrash`), ``prune_tool_results_only`` and the preflight deferral. Summaries come from a
+pluggable summarizer: the offline ``extractive`` one by default, or ``llm`` (any OpenAI-compatible
+endpoint behind an on-disk record/replay cache).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from contextlab.engine import ContextEngine, Message
+from contextlab.engines.compressor import assembly, boundaries, budgets, pruning
+from contextlab.engines.compressor.antithrash import AntiThrash
+from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
+from contextlab.engines.summarizers.extractive import (
+    NO_USER_TURNS,
+    ExtractiveSummarizer,
+    extract,
+    parse_summary,
+    previous_items,
+    render,
+    task_snapshot,
+)
+from contextlab.engines.summarizers.redact import redact
+from contextlab.engines.summarizers.template import FALLBACK_TEMPLATE, HOST_TEMPLATE, SummaryTemplate
+from contextlab.engines.tooltext import one_line
+from contextlab.errors import EngineError
+from contextlab.messages import content_text
+from contextlab.tokens import RoughCounter
+
+FALLBACK_MAX_CHARS = 8_000
+AUTO_FOCUS_LEAD = "Recent user focus:"
+AUTO_FOCUS_TURNS = 3
+AUTO_FOCUS_TURN_CHARS = 260
+AUTO_FOCUS_TOTAL_CHARS = 700
+TOO_SMALL_EXTRA = 3 + 1
+DEFER_MIN_GROWTH = 4_096
+DEFER_GROWTH_FRACTION = 0.05
+PRUNE_MIN_RESULT_FLOOR = 200
+SNAPSHOT_HEADING = "Historical Task Snapshot"
+
+
+def make_summarizer(spec: str | Summarizer, options: Mapping[str, Any] | None = None) -> Summarizer:
+    """A summarizer from a name (``"extractive"``, ``"llm"``) or an instance."""
+    if not isinstance(spec, str):
+        if not isinstance(spec, Summarizer):
+            raise EngineError(f"summarizer {spec!r} has no summarize(request) method")
+        return spec
+    if spec == "extractive":
+        return ExtractiveSummarizer()
+    if spec == "llm":
+        from contextlab.engines.summarizers.llm import LLMSummarizer
+
+        return LLMSummarizer(**dict(options or {}))
+    raise EngineError(f"unknown summarizer {spec!r}; expected 'extractive' or 'llm'")
+
+
+class CompressorEngine(ContextEngine):
+    """The host's default engine: summarise the middle of the conversation when it passes the threshold.
+
+    Args:
+        context_length: The window (usually set later by the host through ``update_model``).
+        threshold_percent: Fraction of the window that triggers compaction (raised to 0.75 below 512K).
+        protect_first_n: Head messages kept verbatim until the first compaction.
+        protect_last_n: Drives the protected-tail floor.
+        summary_target_ratio: Legacy tail budget as a fraction of the threshold (clamped 0.10–0.80).
+        tail_mode: ``"lean"`` (2.5% of the window, 10K–25K) or ``"legacy"`` (ratio × threshold).
+        max_tokens: Output reservation subtracted from the window (positive ints only).
+        threshold_tokens_cap: ``compression.threshold_tokens``: an absolute cap on the threshold.
+        model_thresholds: ``{model substring or "provider:substr": percent}`` overrides.
+        abort_on_summary_failure: Return the input unchanged instead of a fallback summary.
+        proactive_prune_tokens: Gate of ``prune_tool_results_only`` (0 disables it).
+        proactive_prune_min_result_chars: Results longer than this are pruned there (floor 200).
+        proactive_prune_min_reclaim_tokens: ``prune_tool_results_only`` commits only above this.
+        min_tail_user_messages: Real user messages the tail must keep.
+        summarizer: ``"extractive"`` (default), ``"llm"``, or a summarizer instance.
+        summarizer_options: Keyword arguments for the ``llm`` summarizer.
+    """
+
+    protect_first_n = 3
+    protect_last_n = 20
+    threshold_percent = 0.50
+
+    def __init__(
+        self,
+        context_length: int = 0,
+        threshold_percent: float = 0.50,
+        protect_first_n: int = 3,
+        protect_last_n: int = 20,
+        summary_target_ratio: float = 0.20,
+        tail_mode: str = "lean",
+        max_tokens: int | None = None,
+        threshold_tokens_cap: int | None = None,
+        model_thresholds: Mapping[str, float] | None = None,
+        abort_on_summary_failure: bool = False,
+        proactive_prune_tokens: int = 0,
+        proactive_prune_min_result_chars: int = 8_000,
+        proactive_prune_min_reclaim_tokens: int = 4_096,
+        min_tail_user_messages: int = 1,
+        summarizer: str | Summarizer = "extractive",
+        summarizer_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if tail_mode not in budgets.TAIL_MODES:
+            raise EngineError(f"tail_mode must be one of {budgets.TAIL_MODES}, got {tail_mode!r}")
+        self.threshold_percent = float(threshold_percent)
+        self.protect_first_n = int(protect_first_n)
+        self.protect_last_n = int(protect_last_n)
+        self.summary_target_ratio = budgets.clamp_target_ratio(summary_target_ratio)
+        self.tail_mode = tail_mode
+        self.max_tokens = max_tokens
+        self.threshold_tokens_cap = threshold_tokens_cap
+        self.model_thresholds: dict[str, float] = dict(model_thresholds or {})
+        self.abort_on_summary_failure = bool(abort_on_summary_failure)
+        self.proactive_prune_tokens = int(proactive_prune_tokens)
+        self.proactive_prune_min_result_chars = max(
+            PRUNE_MIN_RESULT_FLOOR, int(proactive_prune_min_result_chars)
+        )
+        self.proactive_prune_min_reclaim_tokens = int(proactive_prune_min_reclaim_tokens)
+        self.min_tail_user_messages = int(min_tail_user_messages)
+        self.summarizer = make_summarizer(summarizer, summarizer_options)
+        self.template: SummaryTemplate = HOST_TEMPLATE
+
+        self.last_prompt_tokens = 0
+        self.last_completion_tokens = 0
+        self.last_total_tokens = 0
+        self.last_real_prompt_tokens = 0
+        self.compression_count = 0
+        self.awaiting_real_usage_after_compression = False
+        self.thrash = AntiThrash()
+        self._rough = RoughCounter()
+        self._verify_compaction_cleared_threshold = False
+        self._previous_summary: str | None = None
+        self._fit_rough_baseline = 0
+        self._compression_rough_baseline = 0
+        self._last_request_rough = 0
+        self._model_key: tuple[str, str, str, str] | None = None
+        self._last_compress_aborted = False
+        self._last_fallback_used = False
+        self._last_dropped = 0
+        self.last_failure: SummaryFailure | None = None
+        self.last_savings_percent = 0.0
+        self.tail_token_budget = 0
+        self.max_summary_tokens = 0
+        self.context_length = int(context_length)
+        if self.context_length:
+            self._derive(self.threshold_percent)
+
+    @property
+    def name(self) -> str:
+        return "compressor"
+
+    # ------------------------------------------------------------------ thresholds
+
+    def _derive(self, percent: float) -> None:
+        self.threshold_tokens = budgets.compute_threshold(
+            self.context_length, percent, max_tokens=self.max_tokens, cap=self.threshold_tokens_cap
+        )
+        self.max_summary_tokens = budgets.max_summary_tokens(self.context_length)
+        self.tail_token_budget = budgets.tail_token_budget(
+            self.threshold_tokens,
+            self.context_length,
+            mode=self.tail_mode,
+            target_ratio=self.summary_target_ratio,
+        )
+
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: str = "",
+        provider: str = "",
+        api_mode: str = "",
+    ) -> None:
+        """Re-derive every budget from the configured percent (snapshotted once) for a new window."""
+        if not hasattr(self, "_config_threshold_percent"):
+            self._config_threshold_percent = float(self.threshold_percent)
+        self.context_length = int(context_length)
+        override = budgets.match_model_threshold(self.model_thresholds, model, provider)
+        pct = override if override is not None else self._config_threshold_percent
+        self.threshold_percent = pct
+        self._derive(pct)
+        self.last_prompt_tokens = 0
+        self.last_completion_tokens = 0
+        self.last_total_tokens = 0
+        self.last_real_prompt_tokens = 0
+        self._fit_rough_baseline = 0
+        self._compression_rough_baseline = 0
+        self.awaiting_real_usage_after_compression = False
+        self.thrash.reset_strikes()
+        key = (model, provider, base_url, api_mode)
+        if self._model_key is not None and key != self._model_key:
+            self.thrash.fallback_streak = 0
+            self.thrash.clear_cooldown()
+            self.thrash.timeout_failures = 0
+        self._model_key = key
+
+    # ------------------------------------------------------------------ usage and gates
+
+    def update_from_response(self, usage: dict[str, Any]) -> None:
+        """Record real usage; decide the pending anti-thrash verdict of the last compaction."""
+        prompt = int(usage.get("prompt_tokens") or 0)
+        completion = int(usage.get("completion_tokens") or 0)
+        self.last_prompt_tokens = prompt
+        self.last_completion_tokens = completion
+        self.last_total_tokens = int(usage.get("total_tokens") or prompt + completion)
+        if prompt > 0:
+            self.last_real_prompt_tokens = prompt
+            if prompt < self.threshold_tokens:
+                self.thrash.reset_strikes()
+                self._fit_rough_baseline = self._last_request_rough or self._compression_rough_baseline
+            if self._verify_compaction_cleared_threshold:
+                if prompt >= self.threshold_tokens:
+                    self.thrash.strike()
+                else:
+                    self.thrash.reset_strikes()
+        self._verify_compaction_cleared_threshold = False
+        self.awaiting_real_usage_after_compression = False
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        return self.should_compress_info(prompt_tokens)[0]
+
+    def should_compress_info(self, prompt_tokens: int | None = None) -> tuple[bool, str | None]:
+        """``(tokens ≥ threshold and not blocked, reason when blocked over threshold)``."""
+        tokens = self.last_prompt_tokens if prompt_tokens is None else int(prompt_tokens)
+        if tokens < self.threshold_tokens:
+            return False, None
+        reason = self.thrash.blocked_reason()
+        return (reason is None), reason
+
+    def note_request_rough_estimate(self, rough_tokens: int) -> None:
+        """The host reports each request's rough size (used as the deferral baseline)."""
+        self._last_request_rough = int(rough_tokens)
+
+    def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
+        """Skip a noisy rough estimate and wait for real usage (``host-contract.md`` §2c)."""
+        rough = int(rough_tokens)
+        self._last_request_rough = rough
+        if rough < self.threshold_tokens:
+            return False
+        if self.awaiting_real_usage_after_compression:
+            return True
+        real = self.last_real_prompt_tokens
+        if real <= 0 or real >= self.threshold_tokens:
+            return False
+        baseline = self._fit_rough_baseline or self._compression_rough_baseline
+        if baseline <= 0:
+            return False
+        return rough - baseline <= max(DEFER_MIN_GROWTH, int(DEFER_GROWTH_FRACTION * self.threshold_tokens))
+
+    def on_session_reset(self) -> None:
+        super().on_session_reset()
+        self._previous_summary = None
+        self._verify_compaction_cleared_threshold = False
+        self.awaiting_real_usage_after_compression = False
+        self.last_real_prompt_tokens = 0
+        self.thrash.clear()
+
+    # ------------------------------------------------------------------ boundaries
+
+    def effective_protect_first_n(self, messages: list[Message]) -> int:
+        """``protect_first_n``, decayed to 0 after the first compaction or when an early handoff exists."""
+        if self.compression_count > 0:
+            return 0
+        offset = 1 if messages and messages[0].get("role") == "system" else 0
+        early = messages[offset : offset + self.protect_first_n + 4]
+        if any(assembly.is_handoff(m) for m in early):
+            return 0
+        return self.protect_first_n
+
+    def head_size(self, messages: list[Message]) -> int:
+        system = 1 if messages and messages[0].get("role") == "system" else 0
+        return system + self.effective_protect_first_n(messages)
+
+    def _bounds(self, messages: list[Message]) -> tuple[int, int]:
+        start = boundaries.align_forward(messages, self.head_size(messages))
+        end = boundaries.tail_cut_by_tokens(
+            messages,
+            start,
+            self.tail_token_budget,
+            protect_last_n=self.protect_last_n,
+            min_tail_user_messages=self.min_tail_user_messages,
+        )
+        return start, boundaries.pull_back_to_bridge(messages, start, end)
+
+    def has_content_to_compress(self, messages: list[Message]) -> bool:
+        start, end = self._bounds(messages)
+        return start < end
+
+    # ------------------------------------------------------------------ compress
+
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[Message]:
+        """One compaction pass (``host-contract.md`` §2d); returns ``messages`` itself on a no-op."""
+        self._last_compress_aborted = False
+        self._last_fallback_used = False
+        self._last_dropped = 0
+        self.last_failure = None
+        if force:
+            self.thrash.clear_cooldown()
+        if len(messages) <= self.head_size(messages) + TOO_SMALL_EXTRA:
+            self.thrash.strike()
+            return messages
+
+        # Phase 1: tool-output pruning (no LLM), then drop platform echoes after the newest ask.
+        pruned = pruning.prune_tool_outputs(
+            messages, protect_tail_count=self.protect_last_n, protect_tail_tokens=self.tail_token_budget
+        )
+        work = pruning.remove_platform_echoes(pruned.messages, boundaries.last_real_user(pruned.messages))
+
+        start, end = self._bounds(work)
+        if start >= end:
+            self.thrash.strike()  # no compressible window
+            return messages
+        head, middle, tail = work[:start], work[start:end], work[end:]
+
+        # Step 4: rehydrate an earlier summary; merged handoffs give back their genuine content.
+        restart = self.compression_count == 0 and self._previous_summary is None
+        found: list[str] = []
+        turns: list[Message] = []
+        for message in middle:
+            if assembly.is_handoff(message):
+                unwrapped = assembly.unwrap_handoff(message)
+                found.append(unwrapped.summary)
+                if unwrapped.genuine and unwrapped.genuine.strip():
+                    turns.append(_genuine(message, unwrapped.genuine))
+                continue
+            turns.append(message)
+        if restart and not found:
+            found = [assembly.unwrap_handoff(m).summary for m in [*head, *tail] if assembly.is_handoff(m)]
+        rollback = self._previous_summary
+        if found:
+            self._previous_summary = "\n\n".join(s for s in found if s.strip()) or None
+        elif self._previous_summary is not None and not any(assembly.is_handoff(m) for m in work):
+            self._previous_summary = None  # cross-session leakage: no handoff carries it any more
+        if not turns:
+            self.thrash.strike()
+            return messages
+
+        # Step 5: the summary.
+        budget = budgets.summary_budget(self._rough.messages(turns), self.max_summary_tokens)
+        request = SummaryRequest(
+            turns=turns,
+            budget_tokens=budget,
+            template=self.template,
+            previous_summary=self._previous_summary,
+            focus_topic=focus_topic or None,
+            auto_focus=None if focus_topic else auto_focus(work),
+            memory_context=memory_context,
+            first_index=start,
+            merge_mode="anchored",
+        )
+        body: str | None
+        try:
+            body = self.summarizer.summarize(request)
+            if not body or not body.strip():
+                raise SummaryFailure(FailureKind.EMPTY, "the summarizer returned an empty summary")
+            self.thrash.record_success()
+        except SummaryFailure as failure:
+            self.last_failure = failure
+            self.thrash.record_failure(failure.kind)
+            if self.abort_on_summary_failure or failure.kind.aborts:
+                self._last_compress_aborted = True
+                self._previous_summary = rollback
+                return messages
+            body = fallback_summary(turns, start, self._previous_summary)
+            self._last_fallback_used = True
+        body = finalize_summary(body, turns, self._previous_summary)
+        self._previous_summary = body
+        self._last_dropped = len(middle)
+
+        # Step 7: assembly.
+        head = assembly.annotate_system([m for m in head if not assembly.is_handoff(m)])
+        placement = assembly.choose_placement(head, tail, start)
+        has_user = any(assembly.is_actionable_user(m) for m in turns)
+        if placement.merge and tail:
+            out = [*head, assembly.merge_into(tail[0], body, placement.forced_user), *tail[1:]]
+        else:
+            out = [*head, assembly.summary_message(body, placement.role, has_user), *tail]
+        self.compression_count += 1
+        out = assembly.sanitize_tool_pairs(out)
+        out = assembly.strip_old_images(out)
+        out = assembly.strip_persisted_flags(out)
+
+        self.thrash.fallback_streak = self.thrash.fallback_streak + 1 if self._last_fallback_used else 0
+        before = self._rough.messages(messages)
+        after = self._rough.messages(out)
+        self.last_savings_percent = 100.0 * (before - after) / before if before else 0.0
+        self._compression_rough_baseline = after
+        self._verify_compaction_cleared_threshold = True
+        self.awaiting_real_usage_after_compression = True
+        return out
+
+    # ------------------------------------------------------------------ cheap pruning
+
+    def prune_tool_results_only(
+        self, messages: list[Message], current_tokens: int | None = None
+    ) -> tuple[list[Message], int]:
+        """Passes 1–3 only, gated by ``proactive_prune_tokens``; commits only a reclaim ≥ the minimum."""
+        if self.proactive_prune_tokens <= 0:
+            return messages, 0
+        if current_tokens is None or int(current_tokens) < self.proactive_prune_tokens:
+            return messages, 0
+        result = pruning.prune_tool_outputs(
+            messages,
+            protect_tail_count=self.protect_last_n,
+            protect_tail_tokens=None,
+            min_result_chars=self.proactive_prune_min_result_chars,
+            pressure_demotion=False,
+        )
+        if result.pruned <= 0 or result.saved_tokens < self.proactive_prune_min_reclaim_tokens:
+            return messages, 0
+        return result.messages, result.pruned
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _genuine(message: Message, text: str) -> Message:
+    out = {
+        k: v
+        for k, v in message.items()
+        if k not in ("_compressed_summary", "_compressed_summary_has_user_turn")
+    }
+    out["content"] = text
+    return out
+
+
+def auto_focus(messages: list[Message]) -> str | None:
+    """``"Recent user focus:"`` plus up to 3 recent real user turns (≤ 260 chars each, 700 total)."""
+    picked: list[str] = []
+    total = 0
+    for message in reversed(messages):
+        if len(picked) >= AUTO_FOCUS_TURNS:
+            break
+        if not assembly.is_actionable_user(message):
+            continue
+        text = content_text(message)
+        if assembly.is_handoff(message):
+            text = assembly.unwrap_handoff(message).genuine or ""
+        line = one_line(redact(text[: 8 * AUTO_FOCUS_TURN_CHARS]), AUTO_FOCUS_TURN_CHARS)
+        if total + len(line) > AUTO_FOCUS_TOTAL_CHARS:
+            break
+        picked.append(line)
+        total += len(line)
+    if not picked:
+        return None
+    return AUTO_FOCUS_LEAD + "\n" + "\n".join(f"- {line}" for line in picked)
+
+
+def fallback_summary(turns: list[Message], first_index: int, previous: str | None) -> str:
+    """The deterministic fallback: last user ask, ≤ 12 actions, blocked errors, files, last 8 turns."""
+    items = extract(turns, first_index)
+    if previous:
+        carried = previous_items(previous, FALLBACK_TEMPLATE, "anchored")
+        for source in ("goal",):
+            if carried.get(source):
+                items[source] = carried[source][:1]
+    return render(items, FALLBACK_TEMPLATE, FALLBACK_MAX_CHARS // 4)[:FALLBACK_MAX_CHARS]
+
+
+def finalize_summary(body: str, turns: list[Message], previous: str | None) -> str:
+    """Post-processing: redact, and overwrite the task snapshot with the deterministic line."""
+    body = redact(body).strip()
+    snapshot = task_snapshot(turns)
+    if snapshot == NO_USER_TURNS and previous:
+        old = dict(parse_summary(previous)).get(SNAPSHOT_HEADING)
+        if old:
+            snapshot = "\n".join(old)
+    lines = body.splitlines()
+    heading = f"## {SNAPSHOT_HEADING}"
+    if heading in lines:
+        at = lines.index(heading)
+        end = next((i for i in range(at + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        lines[at + 1 : end] = [*snapshot.splitlines(), ""]
+        return "\n".join(lines).strip()
+    return f"{heading}\n{snapshot}\n\n{body}"

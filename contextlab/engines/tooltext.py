@@ -1,0 +1,143 @@
+"""Deterministic one-line descriptions of tool calls and their results (shared by pruning and summaries).
+
+The host replaces old tool results with an informative one-liner instead of a bare placeholder
+(``host-contract.md`` §2d pass 2), e.g. ``[terminal] ran `make test` -> exit 1, 42 lines output``.
+Nothing here depends on time or randomness, so a rewritten message is byte-stable across requests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from contextlab.engine import Message
+from contextlab.messages import content_text, tool_call_arguments, tool_call_name, tool_calls
+
+_COMMAND_KEYS = ("command", "cmd", "script", "code")
+_PATH_KEYS = ("path", "file_path", "file", "filename", "notebook_path", "target_file", "filepath")
+_EXIT_PATTERNS = (
+    re.compile(r'"(?:exit_code|exitCode|returncode|return_code|status_code)"\s*:\s*(-?\d+)'),
+    re.compile(r"(?i)\bexit(?:ed)?(?: with)?(?: code| status)?[ :=]+(-?\d+)"),
+    re.compile(r"(?i)\breturn ?code[ :=]+(-?\d+)"),
+)
+_ERROR_LINE = re.compile(
+    r"(?:\b(?:ERROR|FATAL|CRITICAL|PANIC|FAIL(?:ED|URE)?)\b|Traceback \(most recent call last\)|"
+    r"\b[A-Z]\w*(?:Error|Exception):|\berror(?:\[\w+\])?:|\bfatal:)"
+)
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """Tool-call arguments as a dict ({} when they are not a JSON object)."""
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except (ValueError, TypeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def call_index(messages: list[Message]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """``tool_call_id -> (tool name, parsed arguments)`` for every call in ``messages``."""
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    for message in messages:
+        for call in tool_calls(message):
+            call_id = str(call.get("id") or "")
+            if call_id:
+                found[call_id] = (tool_call_name(call), parse_arguments(tool_call_arguments(call)))
+    return found
+
+
+def one_line(text: str, limit: int) -> str:
+    """Whitespace collapsed to single spaces, cut to ``limit`` characters (with an ellipsis)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(0, limit - 3)] + "..."
+
+
+def exit_code(text: str) -> int | None:
+    """An exit code reported in a tool result, if any."""
+    head = text[:2000]
+    tail = text[-2000:] if len(text) > 2000 else ""
+    for pattern in _EXIT_PATTERNS:
+        match = pattern.search(head) or (pattern.search(tail) if tail else None)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def first_error_line(text: str) -> str | None:
+    """The first line of ``text`` that looks like an error report."""
+    match = _ERROR_LINE.search(text)
+    if match is None:
+        return None
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    return text[start : end if end >= 0 else len(text)].strip()
+
+
+def call_target(name: str, args: dict[str, Any]) -> str:
+    """What a call acted on: its path, else its command, else its first short string argument."""
+    for key in _PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    for key in _COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return one_line(value, 120)
+    for key in sorted(args):
+        value = args[key]
+        if isinstance(value, str) and value and len(value) <= 120:
+            return f"{key}={one_line(value, 80)}"
+    return ""
+
+
+def is_terminal(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in {"terminal", "bash", "shell", "run", "exec", "execute_command"} or "command" in lowered
+
+
+def is_read(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in {"read", "view", "cat"} or lowered.startswith("read")
+
+
+def summarize_tool_result(name: str, args: dict[str, Any], content: str) -> str:
+    """The host's one-line informative summary of a tool result."""
+    chars = len(content)
+    if is_terminal(name):
+        command = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), "")
+        code = exit_code(content)
+        lines = len(content.splitlines())
+        status = f"exit {code}" if code is not None else "exit ?"
+        return f"[{name}] ran `{one_line(str(command), 120)}` -> {status}, {lines} lines output"
+    if is_read(name):
+        path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), "?")
+        start = args.get("offset", args.get("start_line", args.get("line", 1)))
+        return f"[{name}] read {path} from line {start} ({chars} chars)"
+    pairs = []
+    for key in sorted(args):
+        value = args[key]
+        rendered = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        pairs.append(f"{key}={one_line(str(rendered), 60)}")
+    detail = " ".join(pairs)
+    detail = one_line(detail, 160)
+    return f"[{name or 'tool'}] {detail + ' ' if detail else ''}({chars} chars result)"
+
+
+def result_outcome(content: str) -> str:
+    """A short outcome for an action line: the error, the exit code, or ``ok``."""
+    error = first_error_line(content)
+    if error:
+        return f"error: {one_line(error, 100)}"
+    code = exit_code(content)
+    if code is not None:
+        return "ok (exit 0)" if code == 0 else f"failed (exit {code})"
+    lines = len(content.splitlines())
+    return f"ok ({lines} lines)"
+
+
+def message_text(message: Message) -> str:
+    """A message's text content (parts joined)."""
+    return content_text(message)
