@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contextlab.errors import TranscriptError
-from contextlab.transcripts import native, openai_chat, tau_bench
+from contextlab.transcripts import claude_code, mini_swe_agent, native, openai_chat, tau_bench
 from contextlab.transcripts.io import parse_json, parse_jsonl, read_text
 from contextlab.transcripts.model import CompactionEvent, GoldFact, RecordedUsage, Transcript
 
@@ -31,10 +31,14 @@ def load_transcripts(path: str | Path) -> list[Transcript]:
         rows = parse_jsonl(path, text)
         if native.is_native(rows[0][1]):
             return native.load(path, rows)
+        if claude_code.looks_like(rows):
+            return claude_code.load(path, rows)
         return openai_chat.load_jsonl(path, rows)
     document = parse_json(path, text)
     if tau_bench.looks_like(document):
         return tau_bench.load(path, document)
+    if mini_swe_agent.looks_like(document):
+        return mini_swe_agent.load(path, document)
     return openai_chat.load_json(path, document)
 
 
