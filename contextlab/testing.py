@@ -86,6 +86,9 @@ class ConformanceReport:
     transcripts: list[str]
     checked: list[str] = field(default_factory=list)
     failures: list[RuleFailure] = field(default_factory=list)
+    exercised: dict[str, int] = field(default_factory=dict)
+    """How often each hook changed something (``compress``, ``prune``, ``select_context``, ``tools``):
+    a rule that passed on a hook that never acted was not really tested."""
 
     @property
     def ok(self) -> bool:
@@ -114,6 +117,7 @@ class ConformanceReport:
             "engine": self.engine,
             "ok": self.ok,
             "transcripts": self.transcripts,
+            "exercised": dict(self.exercised),
             "rules": self.rule_results(),
             "failures": [
                 {"rule": f.rule, "transcript": f.transcript, "request": f.request, "detail": f.detail}
@@ -125,6 +129,9 @@ class ConformanceReport:
         """A readable multi-line report."""
         lines = [f"conformance of {self.engine!r} on {len(self.transcripts)} transcript(s): "
                  f"{'PASS' if self.ok else 'FAIL'}"]
+        if self.exercised:
+            acted = ", ".join(f"{k}: {v}" for k, v in sorted(self.exercised.items()))
+            lines.append(f"  hooks that changed something: {acted}")
         for row in self.rule_results():
             lines.append(f"  {'ok  ' if row['passed'] else 'FAIL'} {row['rule']}: {RULES[row['rule']]}")
             if not row["passed"]:
@@ -287,6 +294,10 @@ class _Driver:
     def fail(self, rule: str, detail: str) -> None:
         self.rec.fail(rule, detail, self.tid, self.request)
 
+    def acted(self, hook: str) -> None:
+        counts = self.rec.report.exercised
+        counts[hook] = counts.get(hook, 0) + 1
+
     def run(self) -> None:
         engine = self.engine
         engine.update_model(self.transcript.model or "gpt-4o", self.window)
@@ -360,6 +371,7 @@ class _Driver:
         if not isinstance(first, list) or not all(isinstance(m, dict) for m in first):
             self.fail("valid_output", f"select_context returned {type(first).__name__}, not a list of dicts")
             return
+        self.acted("select_context")
         self._valid(first, "select_context")
         self._uids(first_input, first, "select_context")
 
@@ -389,6 +401,7 @@ class _Driver:
                       f"to {self._tokens(result)} rough tokens")
             return
         self._uids(original, result, "compress")
+        self.acted("compress")
         self._commit(result)
 
     def _prune(self, tokens: int) -> None:
@@ -423,6 +436,7 @@ class _Driver:
             self.fail("never_grows", "prune_tool_results_only grew the history")
             return
         self._uids(original, result, "prune_tool_results_only")
+        self.acted("prune")
         self._commit(result)
 
     def _commit(self, result: list[Message]) -> None:
@@ -511,6 +525,8 @@ class _Driver:
             json.loads(out)
         except ValueError:
             self.fail("tool_json", f"handle_tool_call({name!r}) returned non-JSON: {out[:80]!r}")
+            return
+        self.acted("tools")
 
 
 def _tool_name(schema: dict[str, Any]) -> str:
