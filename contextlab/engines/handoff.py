@@ -82,6 +82,7 @@ class Handoff:
             message and to a safe cut).
         tail_messages: Newest messages kept verbatim (None: use ``tail_tokens``).
         tail_tokens: Newest rough tokens kept verbatim instead of a message count.
+        tail_turns: Newest user turns kept verbatim instead (JetBrains hybrid: 10).
         keep_user_tokens: Codex: also keep the newest user messages of the span verbatim, up to
             this many tokens (0: off).
         summarizer: Produces the summary body.
@@ -92,6 +93,7 @@ class Handoff:
     keep_first: int = 0
     tail_messages: int | None = 20
     tail_tokens: int | None = None
+    tail_turns: int | None = None
     keep_user_tokens: int = 0
     summarizer: Summarizer | None = None
     span_filter: Callable[[list[Message]], list[Message]] | None = None
@@ -113,7 +115,10 @@ class Handoff:
 
     def tail_start(self, messages: Sequence[Message], floor: int) -> int:
         n = len(messages)
-        if self.tail_tokens is not None:
+        if self.tail_turns is not None:
+            users = [i for i, m in enumerate(messages) if m.get("role") == "user" and not is_carrier(m)]
+            start = users[-self.tail_turns] if 0 < self.tail_turns <= len(users) else (floor if self.tail_turns else n)
+        elif self.tail_tokens is not None:
             spent, start = 0, n
             while start > floor:
                 cost = self._tokens.message(messages[start - 1])
@@ -128,7 +133,12 @@ class Handoff:
     # ------------------------------------------------------------------ the pass
 
     def compress(
-        self, messages: list[Message], *, focus_topic: str | None = None, force: bool = False
+        self,
+        messages: list[Message],
+        *,
+        focus_topic: str | None = None,
+        force: bool = False,
+        span_filter: Callable[[list[Message]], list[Message]] | None = None,
     ) -> list[Message]:
         """The handed-off history, or the input object when nothing can be summarized or it would not shrink."""
         head = self.head_end(messages)
@@ -141,8 +151,9 @@ class Handoff:
         previous, restated, absorbed = self._previous(carriers)
         kept_users = self._kept_users(fresh)
         to_summarize = [m for m in fresh if not any(m is k for k in kept_users)]
-        if self.span_filter is not None:
-            to_summarize = self.span_filter(to_summarize)
+        span_filter = span_filter or self.span_filter
+        if span_filter is not None:
+            to_summarize = span_filter(to_summarize)
         budget = summary_budget(self._tokens.messages(span))
         assert self.summarizer is not None
         body = self.summarizer.summarize(
