@@ -26,6 +26,7 @@ import pandas as pd
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.engines import EngineSpec, resolve_engine
 from contextlab.errors import EngineError
+from contextlab.host.compaction import _accepted_kwargs
 from contextlab.host.replay import run_replay
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import TIMING_COLUMNS
@@ -380,8 +381,12 @@ class _Driver:
     def _compress(self, tokens: int, *, force: bool) -> None:
         snapshot = clone_messages(self.history)
         before_key = freeze(snapshot)
+        wanted: dict[str, Any] = {"current_tokens": tokens, "focus_topic": None, "force": force, "memory_context": ""}
+        # The host filters optional kwargs by signature, so 3-argument engines keep working.
+        accepted = _accepted_kwargs(self.engine.compress)
+        kwargs = wanted if accepted is None else {k: v for k, v in wanted.items() if k in accepted}
         try:
-            result = self.engine.compress(snapshot, current_tokens=tokens, focus_topic=None, force=force)
+            result = self.engine.compress(snapshot, **kwargs)
         except Exception as error:
             self.fail("valid_output", f"compress raised {type(error).__name__}: {error}")
             return
