@@ -31,6 +31,7 @@ __all__ = [
     "safe_cut_at_or_after",
     "safe_cut_at_or_before",
     "tool_names_by_call_id",
+    "tool_row_names",
     "tool_result_rows",
     "with_content",
 ]
@@ -119,6 +120,23 @@ def tool_names_by_call_id(messages: Sequence[Message]) -> dict[str, str]:
             call_id = str(call.get("id") or "")
             if call_id:
                 names[call_id] = tool_call_name(call)
+    return names
+
+
+def tool_row_names(messages: Sequence[Message]) -> dict[int, str]:
+    """``tool row index -> tool name``, pairing each result with the nearest preceding call of its id.
+
+    Provider ids repeat across turns (identical calls get identical deterministic ids), so a global
+    id -> name map would name old rows after a later call.
+    """
+    names: dict[int, str] = {}
+    open_calls: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        if role == "assistant":
+            open_calls = {str(c.get("id") or ""): tool_call_name(c) for c in tool_calls(message)}
+        elif role == "tool":
+            names[i] = open_calls.get(str(message.get("tool_call_id") or ""), "")
     return names
 
 
@@ -233,21 +251,32 @@ def mask_view(
     if limit < first:
         return None
     exempt = set(exempt_tools)
-    names = tool_names_by_call_id(messages) if exempt or mask_inputs else {}
+    names = tool_row_names(messages) if exempt else {}
     out = list(messages)
-    masked_ids: set[str] = set()
+    masked_rows: list[int] = []
     for number in range(first, limit + 1):
         index = rows[number - 1]
         row = messages[index]
-        call_id = str(row.get("tool_call_id") or "")
-        if exempt and names.get(call_id) in exempt:
+        if exempt and names.get(index) in exempt:
             continue
         out[index] = with_content(row, mask_placeholder(content_text(row)))
-        masked_ids.add(call_id)
-    if mask_inputs and masked_ids:
-        for i, message in enumerate(out):
-            calls = tool_calls(message)
-            if calls and any(str(c.get("id") or "") in masked_ids for c in calls):
-                new_calls = [cleared_arguments(c) if str(c.get("id") or "") in masked_ids else c for c in calls]
-                out[i] = {**message, "tool_calls": new_calls}
+        masked_rows.append(index)
+    if mask_inputs:
+        clear_inputs_of_rows(out, masked_rows)
     return out
+
+
+def clear_inputs_of_rows(out: list[Message], rows: Iterable[int]) -> None:
+    """Replace, in place in ``out``, the arguments of the calls that produced tool rows ``rows``.
+
+    Each row is paired with the nearest preceding assistant (provider ids repeat across turns).
+    """
+    callers: dict[int, set[str]] = {}
+    for index in rows:
+        caller = next((j for j in range(index - 1, -1, -1) if out[j].get("role") == "assistant"), None)
+        if caller is not None:
+            callers.setdefault(caller, set()).add(str(out[index].get("tool_call_id") or ""))
+    for caller, ids in callers.items():
+        message = out[caller]
+        new_calls = [cleared_arguments(c) if str(c.get("id") or "") in ids else c for c in tool_calls(message)]
+        out[caller] = {**message, "tool_calls": new_calls}

@@ -113,10 +113,10 @@ class ClearToolUsesEngine(ContextEngine):
             rows = [i for i in rows if i not in protected]
         elif self.keep:
             rows = rows[: -self.keep] if len(rows) > self.keep else []
-        names = parts.tool_names_by_call_id(messages) if self.exclude_tools else {}
+        names = parts.tool_row_names(messages) if self.exclude_tools else {}
         return [
             i for i in rows
-            if names.get(str(messages[i].get("tool_call_id") or "")) not in self.exclude_tools
+            if names.get(i) not in self.exclude_tools
             and not self._is_cleared(messages[i])
         ]
 
@@ -124,7 +124,7 @@ class ClearToolUsesEngine(ContextEngine):
         """Clear oldest candidates until ``tokens - freed <= target`` (all of them when target is None)."""
         out = list(messages)
         freed = cleared = 0
-        cleared_ids: set[str] = set()
+        cleared_rows: list[int] = []
         for index in self._candidates(messages):
             if target is not None and tokens - freed <= target:
                 break
@@ -136,14 +136,9 @@ class ClearToolUsesEngine(ContextEngine):
             out[index] = new_row
             freed += gain
             cleared += 1
-            cleared_ids.add(str(row.get("tool_call_id") or ""))
-        if self.clear_tool_inputs and cleared_ids:
-            for i, message in enumerate(out):
-                calls = parts.tool_calls(message)
-                if any(str(c.get("id") or "") in cleared_ids for c in calls):
-                    out[i] = {**message, "tool_calls": [
-                        parts.cleared_arguments(c) if str(c.get("id") or "") in cleared_ids else c for c in calls
-                    ]}
+            cleared_rows.append(index)
+        if self.clear_tool_inputs and cleared_rows:
+            parts.clear_inputs_of_rows(out, cleared_rows)
         return out, freed, cleared
 
     def prune_tool_results_only(
