@@ -29,6 +29,8 @@ class RetrievalEngine(ContextEngine):
         recent_messages: Newest messages always kept (extended back to a safe cut).
         sticky: Reuse the previous selection while the query is similar and the budget holds.
         jaccard_threshold: Query term-set similarity under which a sticky selection is redone.
+        headroom: Share of the selectable budget a fresh selection leaves free, so a sticky
+            selection can absorb the groups that age out of the recent block before it must be redone.
         hard_cap_fraction: Fraction of the window at which ``compress`` truncates (as ``mask_window``).
     """
 
@@ -38,6 +40,7 @@ class RetrievalEngine(ContextEngine):
         recent_messages: int = 20,
         sticky: bool = True,
         jaccard_threshold: float = 0.5,
+        headroom: float = 0.2,
         hard_cap_fraction: float = 0.95,
         context_length: int = 0,
     ) -> None:
@@ -47,6 +50,9 @@ class RetrievalEngine(ContextEngine):
         self.recent_messages = int(recent_messages)
         self.sticky = bool(sticky)
         self.jaccard_threshold = float(jaccard_threshold)
+        if not 0 <= headroom < 1:
+            raise ValueError(f"headroom must be in [0, 1), got {headroom}")
+        self.headroom = float(headroom) if sticky else 0.0
         self.hard_cap_fraction = float(hard_cap_fraction)
         self.threshold_percent = self.hard_cap_fraction
         self.context_length = int(context_length)
@@ -145,9 +151,10 @@ class RetrievalEngine(ContextEngine):
         order = rank_groups(texts, sorted(terms))
         chosen: set[int] = set()
         spent = 0
+        fill = int(room * (1 - self.headroom))
         for i in order:
             cost = self._tokens.messages(messages[bounds[i][0]:bounds[i][1]])
-            if spent + cost <= room:
+            if spent + cost <= fill:
                 chosen.add(i)
                 spent += cost
         return chosen
