@@ -16,9 +16,32 @@ from contextlab.engine import Message
 from contextlab.transcripts.model import Transcript
 
 _WORDS = (
-    "cache prefix token budget engine summary window parser retry config schema index router "
-    "session branch commit deploy metric latency buffer socket worker queue shard replica"
-).split()
+    "cache",
+    "prefix",
+    "token",
+    "budget",
+    "engine",
+    "summary",
+    "window",
+    "parser",
+    "retry",
+    "config",
+    "schema",
+    "index",
+    "router",
+    "session",
+    "branch",
+    "commit",
+    "deploy",
+    "metric",
+    "latency",
+    "buffer",
+    "socket",
+    "worker",
+    "queue",
+    "shard",
+    "replica",
+)
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -35,8 +58,13 @@ def coding_session(seed: int = 0, turns: int = 6, loops: int = 7) -> Transcript:
     messages: list[Message] = []
     counter = 0
     for turn in range(turns):
-        messages.append({"role": "user", "content": f"Task {turn}: fix the {_text(rng, 3)} bug in src/mod_{turn}.py. "
-                         f"You must keep the public API. {_text(rng, 12)}"})
+        messages.append(
+            {
+                "role": "user",
+                "content": f"Task {turn}: fix the {_text(rng, 3)} bug in src/mod_{turn}.py. "
+                f"You must keep the public API. {_text(rng, 12)}",
+            }
+        )
         for step in range(loops):
             calls = []
             width = 2 if step % 3 == 1 else 1
@@ -45,16 +73,32 @@ def coding_session(seed: int = 0, turns: int = 6, loops: int = 7) -> Transcript:
                 path = f"src/mod_{turn}_{step}_{k}.py"
                 name = ("read_file", "run_tests", "edit_file")[(step + k) % 3]
                 calls.append(_call(f"call_{counter:04d}", name, {"path": path}))
-            messages.append({"role": "assistant", "content": f"I will inspect it because {_text(rng, 8)}.",
-                             "tool_calls": calls})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": f"I will inspect it because {_text(rng, 8)}.",
+                    "tool_calls": calls,
+                }
+            )
             for call in calls:
                 lines = [f"{i:4d}  {_text(rng, 10)}" for i in range(rng.randint(20, 70))]
                 if call["function"]["name"] == "run_tests":
-                    lines.append(f"ERROR test_{rng.randint(1, 99)} failed: AssertionError at 0x{rng.getrandbits(32):08x}")
+                    lines.append(
+                        f"ERROR test_{rng.randint(1, 99)} failed: "
+                        f"AssertionError at 0x{rng.getrandbits(32):08x}"
+                    )
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": "\n".join(lines)})
-        messages.append({"role": "assistant", "content": f"Decided: the fix is {_text(rng, 10)}. Done with task {turn}."})
-    return Transcript(f"conformance-coding-{seed}", messages, system_prompt="You are a careful coding agent.",
-                      source="contextlab.conformance_data", source_format="generated", model="gpt-4o")
+        messages.append(
+            {"role": "assistant", "content": f"Decided: the fix is {_text(rng, 10)}. Done with task {turn}."}
+        )
+    return Transcript(
+        f"conformance-coding-{seed}",
+        messages,
+        system_prompt="You are a careful coding agent.",
+        source="contextlab.conformance_data",
+        source_format="generated",
+        model="gpt-4o",
+    )
 
 
 def chat_session(seed: int = 0, turns: int = 24) -> Transcript:
@@ -64,8 +108,14 @@ def chat_session(seed: int = 0, turns: int = 24) -> Transcript:
     for turn in range(turns):
         messages.append({"role": "user", "content": f"Question {turn}: {_text(rng, 40)}?"})
         messages.append({"role": "assistant", "content": f"Answer {turn}: {_text(rng, 160)}."})
-    return Transcript(f"conformance-chat-{seed}", messages, system_prompt="You are helpful.",
-                      source="contextlab.conformance_data", source_format="generated", model="gpt-4o")
+    return Transcript(
+        f"conformance-chat-{seed}",
+        messages,
+        system_prompt="You are helpful.",
+        source="contextlab.conformance_data",
+        source_format="generated",
+        model="gpt-4o",
+    )
 
 
 def repeated_ids_session(seed: int = 0, turns: int = 8) -> Transcript:
@@ -75,13 +125,24 @@ def repeated_ids_session(seed: int = 0, turns: int = 8) -> Transcript:
     for turn in range(turns):
         messages.append({"role": "user", "content": f"Check the status again ({turn}). {_text(rng, 6)}"})
         for _ in range(3):
-            messages.append({"role": "assistant", "content": "",
-                             "tool_calls": [_call("call_5f2a9c0e11aa", "status", {"verbose": True})]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [_call("call_5f2a9c0e11aa", "status", {"verbose": True})],
+                }
+            )
             body = "\n".join(_text(rng, 12) for _ in range(rng.randint(30, 60)))
             messages.append({"role": "tool", "tool_call_id": "call_5f2a9c0e11aa", "content": body})
         messages.append({"role": "assistant", "content": f"Status: {_text(rng, 20)}."})
-    return Transcript(f"conformance-repeat-{seed}", messages, system_prompt=None,
-                      source="contextlab.conformance_data", source_format="generated", model="gpt-4o")
+    return Transcript(
+        f"conformance-repeat-{seed}",
+        messages,
+        system_prompt=None,
+        source="contextlab.conformance_data",
+        source_format="generated",
+        model="gpt-4o",
+    )
 
 
 def conformance_transcripts() -> list[Transcript]:

@@ -22,6 +22,7 @@ Plugins are never auto-activated: :func:`engine_from_config` reads ``context: en
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -111,7 +112,9 @@ class PluginContext:
 
     def register_context_engine(self, engine: ContextEngine) -> None:
         if not isinstance(engine, ContextEngine):
-            raise EngineError(f"{self.label}: register_context_engine expects a ContextEngine, got {type(engine).__name__}")
+            raise EngineError(
+                f"{self.label}: register_context_engine expects a ContextEngine, got {type(engine).__name__}"
+            )
         if self.engine is not None:
             message = (
                 f"{self.label}: a context engine ({_engine_name(self.engine)!r}) is already registered; "
@@ -173,7 +176,9 @@ def _instance_factory(engine: ContextEngine, label: str) -> Factory:
             return engine.clone_for_agent()
         except Exception as error:
             # The host logs and falls back to the compressor; contextlab reports it instead.
-            raise EngineError(f"context engine {label!r} could not be safely copied for this agent: {error}") from error
+            raise EngineError(
+                f"context engine {label!r} could not be safely copied for this agent: {error}"
+            ) from error
 
     return make
 
@@ -189,11 +194,17 @@ def _factory_from_module(module: types.ModuleType, label: str) -> Factory:
     classes = [
         obj
         for obj in vars(module).values()
-        if isinstance(obj, type) and issubclass(obj, ContextEngine) and obj is not ContextEngine
+        if isinstance(obj, type)
+        and issubclass(obj, ContextEngine)
+        and obj is not ContextEngine
         and not getattr(obj, "__abstractmethods__", None)
     ]
     # Prefer a class defined in the plugin itself over one it merely imports.
-    own = [c for c in classes if c.__module__ == module.__name__ or c.__module__.startswith(module.__name__ + ".")]
+    own = [
+        c
+        for c in classes
+        if c.__module__ == module.__name__ or c.__module__.startswith(module.__name__ + ".")
+    ]
     found = own or classes
     if not found:
         raise EngineError(f"{label}: no register(ctx) and no ContextEngine subclass in {module.__name__}")
@@ -233,7 +244,9 @@ def read_plugin_yaml(folder: Path) -> dict[str, str]:
         where = f":{mark.line + 1}" if mark is not None else ""
         raise EngineError(f"{path}{where}: invalid YAML: {getattr(error, 'problem', error)}") from error
     if not isinstance(data, dict):
-        raise EngineError(f"{path}: expected a mapping with name, description, version; got {type(data).__name__}")
+        raise EngineError(
+            f"{path}: expected a mapping with name, description, version; got {type(data).__name__}"
+        )
     out: dict[str, str] = {}
     for key in ("name", "description", "version"):
         value = data.get(key)
@@ -396,7 +409,8 @@ class Registry:
 
     def register_engine(self, engine: type[ContextEngine] | ContextEngine, name: str | None = None) -> str:
         """Make a class or instance resolvable by name (the notebook prototyping path)."""
-        factory = factory_from_object(engine, name or getattr(engine, "__name__", type(engine).__name__))
+        label = name or str(getattr(engine, "__name__", type(engine).__name__))
+        factory = factory_from_object(engine, label)
         resolved = name or _engine_name(factory({}))
         return self._add_registered(resolved, f"{type(engine).__module__}", factory, engine.__doc__)
 
@@ -427,7 +441,9 @@ class Registry:
         from contextlab.engines import BUILTIN_ENGINES
 
         candidates: list[PluginInfo] = [
-            PluginInfo(name, "builtin", target, description=_builtin_description(name), version=_own_version())
+            PluginInfo(
+                name, "builtin", target, description=_builtin_description(name), version=_own_version()
+            )
             for name, target in sorted(BUILTIN_ENGINES.items())
         ]
         bundled = bundled_plugin_dir()
@@ -483,7 +499,9 @@ class Registry:
                 raise
             except Exception as error:
                 info.available, info.error = False, f"{type(error).__name__}: {error}"
-                raise EngineError(f"engine {name!r} ({info.location}) failed to load: {info.error}") from error
+                raise EngineError(
+                    f"engine {name!r} ({info.location}) failed to load: {info.error}"
+                ) from error
             info.available, info.error = True, None
             return info._factory
 
@@ -499,10 +517,8 @@ class Registry:
         """Every discovered engine, loaded once to learn whether it is available (failures reported)."""
         infos = self.infos()
         for name in sorted(infos):
-            try:
+            with contextlib.suppress(EngineError):
                 self.factory(name)
-            except EngineError:
-                pass
         return [infos[n] for n in sorted(infos)]
 
 
@@ -543,7 +559,7 @@ def _engine_name(engine: ContextEngine) -> str:
 
 
 def unknown_engine_message(name: str, names: list[str]) -> str:
-    """"unknown engine 'x'; did you mean 'y'? (available: ...)"."""
+    """ "unknown engine 'x'; did you mean 'y'? (available: ...)"."""
     import difflib
 
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)

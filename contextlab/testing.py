@@ -45,12 +45,12 @@ from contextlab.transcripts.model import Transcript
 
 RULES: dict[str, str] = {
     "abc": "subclasses ContextEngine, implements the required methods, name is a non-empty string",
-    "name_matches_metadata": "engine.name equals the name it was registered under (plugin.yaml / entry point)",
-    "valid_output": "compress, prune and select_context return OpenAI-valid lists with zero structural violations",
+    "name_matches_metadata": "engine.name equals its registered name (plugin.yaml / entry point)",
+    "valid_output": "compress, prune and select_context return valid OpenAI lists (0 structural violations)",
     "never_grows": "compress and prune_tool_results_only never grow the history (rough tokens)",
     "noop_is_input": "an unchanged result is the input object itself; prune's no-op is (input, 0)",
     "uids_kept": "kept messages keep their message_uid",
-    "merge_uids": "merged messages keep the first constituent's uid and list the others in _absorbed_message_uids",
+    "merge_uids": "merges keep the first constituent's uid and list the others in _absorbed_message_uids",
     "inputs_not_mutated": "inputs are not mutated outside a committed pass (select_context never mutates)",
     "select_stable": "the same input gives an equal select_context result",
     "tool_json": "handle_tool_call returns a JSON string for known and unknown tools",
@@ -75,7 +75,11 @@ class RuleFailure:
     def __str__(self) -> str:
         where = ""
         if self.transcript is not None:
-            where = f" [{self.transcript}" + (f", request {self.request}" if self.request is not None else "") + "]"
+            where = (
+                f" [{self.transcript}"
+                + (f", request {self.request}" if self.request is not None else "")
+                + "]"
+            )
         return f"{self.rule}{where}: {self.detail}"
 
 
@@ -105,12 +109,14 @@ class ConformanceReport:
         rows = []
         for rule in self.checked:
             mine = [f for f in self.failures if f.rule == rule]
-            rows.append({
-                "rule": rule,
-                "passed": not mine,
-                "failures": len(mine),
-                "first": str(mine[0]) if mine else None,
-            })
+            rows.append(
+                {
+                    "rule": rule,
+                    "passed": not mine,
+                    "failures": len(mine),
+                    "first": str(mine[0]) if mine else None,
+                }
+            )
         return rows
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,8 +134,10 @@ class ConformanceReport:
 
     def format(self) -> str:
         """A readable multi-line report."""
-        lines = [f"conformance of {self.engine!r} on {len(self.transcripts)} transcript(s): "
-                 f"{'PASS' if self.ok else 'FAIL'}"]
+        lines = [
+            f"conformance of {self.engine!r} on {len(self.transcripts)} transcript(s): "
+            f"{'PASS' if self.ok else 'FAIL'}"
+        ]
         if self.exercised:
             acted = ", ".join(f"{k}: {v}" for k, v in sorted(self.exercised.items()))
             lines.append(f"  hooks that changed something: {acted}")
@@ -204,7 +212,9 @@ def check_engine(
         try:
             _Driver(fresh(), transcript, window, rec).run()
         except Exception as error:  # an engine that raises in a required hook fails the rule it was in
-            rec.fail("abc", f"driving the engine raised {type(error).__name__}: {error}", transcript.transcript_id)
+            rec.fail(
+                "abc", f"driving the engine raised {type(error).__name__}: {error}", transcript.transcript_id
+            )
         if replay_checks:
             _check_replays(fresh, transcript, window, threads, rec)
     if not replay_checks:
@@ -236,7 +246,7 @@ def _check_abc(engine: ContextEngine, rec: _Recorder) -> None:
     if not isinstance(engine, ContextEngine):
         rec.fail("abc", f"{type(engine).__name__} is not a ContextEngine subclass")
         return
-    abstract = getattr(type(engine), "__abstractmethods__", frozenset())
+    abstract: frozenset[str] = getattr(type(engine), "__abstractmethods__", frozenset())
     if abstract:
         rec.fail("abc", f"abstract methods not implemented: {sorted(abstract)}")
     for method in _REQUIRED:
@@ -261,8 +271,10 @@ def _check_metadata(spec: EngineSpec, engine: ContextEngine, rec: _Recorder) -> 
         return
     actual = _name(engine)
     if actual != info.name:
-        rec.fail("name_matches_metadata", f"registered as {info.name!r} ({info.source}: {info.location}) "
-                 f"but engine.name is {actual!r}")
+        rec.fail(
+            "name_matches_metadata",
+            f"registered as {info.name!r} ({info.source}: {info.location}) but engine.name is {actual!r}",
+        )
 
 
 # --------------------------------------------------------------------------- the driver
@@ -275,7 +287,9 @@ def _content_key(message: Message) -> Any:
 class _Driver:
     """A minimal host loop calling each hook as the host does and checking every result."""
 
-    def __init__(self, engine: ContextEngine, transcript: Transcript, context_length: int, rec: _Recorder) -> None:
+    def __init__(
+        self, engine: ContextEngine, transcript: Transcript, context_length: int, rec: _Recorder
+    ) -> None:
         self.engine = engine
         self.transcript = transcript
         self.tid = transcript.transcript_id
@@ -323,9 +337,16 @@ class _Driver:
                 self.history = [*self.history, *clone_messages(appended)]
                 stamp_identity(self.history, self.minter, start=start)
                 prompt = self._tokens(self.history)
-                usage = {"prompt_tokens": prompt, "completion_tokens": 10, "total_tokens": prompt + 10,
-                         "input_tokens": prompt, "output_tokens": 10, "cache_read_tokens": 0,
-                         "cache_write_tokens": 0, "reasoning_tokens": 0}
+                usage = {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": 10,
+                    "total_tokens": prompt + 10,
+                    "input_tokens": prompt,
+                    "output_tokens": 10,
+                    "cache_read_tokens": 0,
+                    "cache_write_tokens": 0,
+                    "reasoning_tokens": 0,
+                }
                 engine.update_from_response(usage)
                 if self.prunes and step.tool_indices and not engine.should_compress(prompt):
                     self._prune(prompt)
@@ -334,8 +355,12 @@ class _Driver:
                 clone = clone_messages(self.history)
                 before = freeze(clone)
                 try:
-                    engine.on_turn_complete(clone, usage=usage, turn_id=f"conformance:{turn.index}",
-                                            api_call_count=len(turn.steps))
+                    engine.on_turn_complete(
+                        clone,
+                        usage=usage,
+                        turn_id=f"conformance:{turn.index}",
+                        api_call_count=len(turn.steps),
+                    )
                 except Exception as error:
                     self.fail("abc", f"on_turn_complete raised {type(error).__name__}: {error}")
                 if freeze(clone) != before:
@@ -356,8 +381,12 @@ class _Driver:
             inc = clone_messages([incoming])[0] if incoming is not None else None
             keys = (freeze(request), freeze(conversation), freeze(inc))
             try:
-                result = self.engine.select_context(request, conversation_messages=conversation,
-                                                    incoming_message=inc, budget_tokens=self.window)
+                result = self.engine.select_context(
+                    request,
+                    conversation_messages=conversation,
+                    incoming_message=inc,
+                    budget_tokens=self.window,
+                )
             except Exception as error:
                 self.fail("valid_output", f"select_context raised {type(error).__name__}: {error}")
                 return
@@ -381,7 +410,12 @@ class _Driver:
     def _compress(self, tokens: int, *, force: bool) -> None:
         snapshot = clone_messages(self.history)
         before_key = freeze(snapshot)
-        wanted: dict[str, Any] = {"current_tokens": tokens, "focus_topic": None, "force": force, "memory_context": ""}
+        wanted: dict[str, Any] = {
+            "current_tokens": tokens,
+            "focus_topic": None,
+            "force": force,
+            "memory_context": "",
+        }
         # The host filters optional kwargs by signature, so 3-argument engines keep working.
         accepted = _accepted_kwargs(self.engine.compress)
         kwargs = wanted if accepted is None else {k: v for k, v in wanted.items() if k in accepted}
@@ -399,11 +433,16 @@ class _Driver:
             return
         original = clone_messages(self.history)
         if freeze(result) == freeze(original):
-            self.fail("noop_is_input", "compress returned an equal copy; a no-op must return the input object")
+            self.fail(
+                "noop_is_input", "compress returned an equal copy; a no-op must return the input object"
+            )
         self._valid(self.system + result, "compress")
         if self._tokens(result) > self._tokens(original):
-            self.fail("never_grows", f"compress grew the history from {self._tokens(original)} "
-                      f"to {self._tokens(result)} rough tokens")
+            self.fail(
+                "never_grows",
+                f"compress grew the history from {self._tokens(original)} "
+                f"to {self._tokens(result)} rough tokens",
+            )
             return
         self._uids(original, result, "compress")
         self.acted("compress")
@@ -418,12 +457,17 @@ class _Driver:
             self.fail("valid_output", f"prune_tool_results_only raised {type(error).__name__}: {error}")
             return
         if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], int)):
-            self.fail("valid_output", f"prune_tool_results_only must return (messages, n), got {type(value).__name__}")
+            self.fail(
+                "valid_output",
+                f"prune_tool_results_only must return (messages, n), got {type(value).__name__}",
+            )
             return
         result, n = value
         if result is snapshot:
             if n != 0:
-                self.fail("noop_is_input", f"prune returned its input with n_pruned={n}; a no-op is (input, 0)")
+                self.fail(
+                    "noop_is_input", f"prune returned its input with n_pruned={n}; a no-op is (input, 0)"
+                )
             if freeze(snapshot) != before_key:
                 self.fail("inputs_not_mutated", "prune returned its input (no-op) but had mutated it")
             return
@@ -455,7 +499,9 @@ class _Driver:
     def _valid(self, messages: list[Message], hook: str) -> None:
         violations = validate_messages(messages)
         if violations:
-            self.fail("valid_output", f"{hook}: {len(violations)} structural violation(s), first: {violations[0]}")
+            self.fail(
+                "valid_output", f"{hook}: {len(violations)} structural violation(s), first: {violations[0]}"
+            )
 
     def _uids(self, before: list[Message], after: list[Message], hook: str) -> None:
         by_uid: dict[str, Message] = {}
@@ -470,13 +516,18 @@ class _Driver:
             uid = m.get("message_uid")
             expected = uids_of_content.get(_content_key(m))
             if expected and uid not in expected:
-                self.fail("uids_kept", f"{hook}: message {i} is kept unchanged but its message_uid "
-                          f"{'was dropped' if not uid else f'changed to {uid!r}'} (was {expected[0]!r})")
+                self.fail(
+                    "uids_kept",
+                    f"{hook}: message {i} is kept unchanged but its message_uid "
+                    f"{'was dropped' if not uid else f'changed to {uid!r}'} (was {expected[0]!r})",
+                )
             absorbed = m.get("_absorbed_message_uids")
             if absorbed:
                 self._merge(i, m, absorbed, by_uid, kept_uids, hook)
 
-    def _merge(self, i: int, m: Message, absorbed: Any, by_uid: dict[str, Message], kept: set[Any], hook: str) -> None:
+    def _merge(
+        self, i: int, m: Message, absorbed: Any, by_uid: dict[str, Message], kept: set[Any], hook: str
+    ) -> None:
         if not isinstance(absorbed, list) or not all(isinstance(u, str) for u in absorbed):
             self.fail("merge_uids", f"{hook}: message {i}: _absorbed_message_uids must be a list of uids")
             return
@@ -486,20 +537,28 @@ class _Driver:
         if isinstance(uid, str) and uid in by_uid:
             first_text = content_text(by_uid[uid]).strip()
             if first_text and not text.startswith(first_text[: min(len(first_text), 200)]):
-                self.fail("merge_uids", f"{hook}: message {i} keeps uid {uid!r} but that message's text "
-                          "does not come first in the merge")
+                self.fail(
+                    "merge_uids",
+                    f"{hook}: message {i} keeps uid {uid!r} but that message's text "
+                    "does not come first in the merge",
+                )
             position = len(first_text)
         for other in absorbed:
             source = by_uid.get(other)
             if source is None:
                 continue  # absorbed earlier (a fold of a fold) or engine-authored: nothing to locate
             if other in kept and other != uid:
-                self.fail("merge_uids", f"{hook}: message {i} absorbs {other!r} but that message is still a separate row")
+                self.fail(
+                    "merge_uids",
+                    f"{hook}: message {i} absorbs {other!r} but that message is still a separate row",
+                )
             piece = content_text(source).strip()
             found = text.find(piece, position) if piece else position
             if found < 0:
-                self.fail("merge_uids", f"{hook}: message {i} absorbs {other!r} but its text is not in the merge "
-                          "(in text order)")
+                self.fail(
+                    "merge_uids",
+                    f"{hook}: message {i} absorbs {other!r} but its text is not in the merge (in text order)",
+                )
                 return
             position = found + len(piece)
 
@@ -575,7 +634,7 @@ def _first_difference(a: pd.DataFrame, b: pd.DataFrame) -> tuple[int | None, str
         return min(len(a), len(b)), f"{len(a)} vs {len(b)} requests"
     for i in range(len(a)):
         left, right = a.iloc[i].to_dict(), b.iloc[i].to_dict()
-        diff = [k for k in left if str(left[k]) != str(right.get(k))]
+        diff = [str(k) for k in left if str(left[k]) != str(right.get(k))]
         if diff:
             return int(left.get("request", i)), f"columns differ: {', '.join(diff[:4])}"
     return None, ""
@@ -595,7 +654,10 @@ def _check_replays(
     second = one()
     if first[2] != "ok":
         rec.fail("abc", f"the replay failed: {first[3]}", tid)
-    for frame_a, frame_b, what in ((first[0], second[0], "trace"), (first[1], second[1], "compaction events")):
+    for frame_a, frame_b, what in (
+        (first[0], second[0], "trace"),
+        (first[1], second[1], "compaction events"),
+    ):
         at, why = _first_difference(frame_a, frame_b)
         if why:
             rec.fail("deterministic_replay", f"second replay's {what} differs: {why}", tid, at)
@@ -620,7 +682,9 @@ def _check_replays(
             continue
         at, why = _first_difference(first[0], outcome[0])
         if why:
-            rec.fail("concurrent_clones", f"thread {slot}'s trace differs from the serial run: {why}", tid, at)
+            rec.fail(
+                "concurrent_clones", f"thread {slot}'s trace differs from the serial run: {why}", tid, at
+            )
             break
 
 

@@ -25,8 +25,19 @@ def install_fake_dist(base: Path) -> Path:
     shutil.copytree(FAKE_DIST, source)
     target = base / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps",
-         "--no-index", "--target", str(target), str(source)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-build-isolation",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            str(source),
+        ],
         check=True,
         capture_output=True,
         text=True,

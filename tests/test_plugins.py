@@ -19,7 +19,7 @@ from contextlab.plugins import PluginContext, Registry
 
 BUNDLED = {"mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"}
 
-SIMPLE_ENGINE = '''
+SIMPLE_ENGINE = """
 from agent.context_engine import ContextEngine
 
 class Engine(ContextEngine):
@@ -38,7 +38,7 @@ class Engine(ContextEngine):
 
     def compress(self, messages, current_tokens=None, focus_topic=None):
         return messages
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -61,7 +61,7 @@ def with_fake_dist(fake_site: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_bundled_plugins_are_discovered_with_metadata() -> None:
     infos = Registry().infos()
-    assert BUNDLED <= set(infos)
+    assert set(infos) >= BUNDLED
     for name in BUNDLED:
         info = infos[name]
         assert info.source == "bundled"
@@ -148,7 +148,11 @@ def test_missing_plugin_yaml(tmp_path: Path) -> None:
 
 
 def test_import_failure_is_reported_and_does_not_stop_others(tmp_path: Path) -> None:
-    write_plugin(tmp_path, "broken", "import contextlab_no_such_module\nfrom agent.context_engine import ContextEngine\n")
+    write_plugin(
+        tmp_path,
+        "broken",
+        "import contextlab_no_such_module\nfrom agent.context_engine import ContextEngine\n",
+    )
     write_plugin(tmp_path, "fine", SIMPLE_ENGINE.format(name="fine"))
     registry = Registry([tmp_path])
     listed = {i.name: i for i in registry.list()}
@@ -189,7 +193,8 @@ def test_register_ctx_refuses_a_second_engine(caplog: pytest.LogCaptureFixture) 
 
 def test_register_module_and_register_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "my_general_plugin.py").write_text(
-        SIMPLE_ENGINE.format(name="general") + "\n\ndef register(ctx):\n    ctx.register_context_engine(Engine(0.5))\n"
+        SIMPLE_ENGINE.format(name="general")
+        + "\n\ndef register(ctx):\n    ctx.register_context_engine(Engine(0.5))\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     registry = Registry()
@@ -235,14 +240,15 @@ def test_entry_point_distribution(with_fake_dist: Path, caplog: pytest.LogCaptur
     assert any(i.source == "entry_point" and i.name == "mask_window" for i in registry.shadowed)
 
 
-def test_load_plugins_env_restricts_third_party(with_fake_dist: Path, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_load_plugins_env_restricts_third_party(
+    with_fake_dist: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_plugin(tmp_path, "folder_engine", SIMPLE_ENGINE.format(name="folder_engine"))
     monkeypatch.setenv(plugins.LOAD_PLUGINS_ENV, "fake_echo")
     names = set(Registry([tmp_path]).infos())
     assert "fake_echo" in names
     assert "fake_registered" not in names and "folder_engine" not in names
-    assert BUNDLED <= names  # bundled engines are always available
+    assert names >= BUNDLED  # bundled engines are always available
     monkeypatch.setenv(plugins.LOAD_PLUGINS_ENV, "")
     assert not {"fake_echo", "folder_engine"} & set(Registry([tmp_path]).infos())
 
@@ -257,7 +263,7 @@ def test_replay_resolves_plugins_by_name(shared_transcripts: Path) -> None:
 
 def test_config_yaml_selects_an_engine(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
-    config.write_text("model: x\ncontext:\n  engine: \"lcm\"\n")
+    config.write_text('model: x\ncontext:\n  engine: "lcm"\n')
     assert plugins.engine_from_config(config) == "lcm"
     assert plugins.load_config_engine(config).name == "lcm"
     config.write_text("model: x\n")
@@ -283,14 +289,19 @@ def test_bad_config_yaml(tmp_path: Path, text: str, message: str) -> None:
         plugins.engine_from_config(tmp_path / "missing.yaml")
 
 
-def test_installed_layout_is_found_without_the_checkout(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_installed_layout_is_found_without_the_checkout(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     # Simulate a non-editable install: no checkout folder next to the package, plugins shipped as
     # the contextlab_plugins package (see pyproject: the contextlab_plugins -> plugins symlink).
     import shutil
 
     site = tmp_path / "site"
-    shutil.copytree(Path(plugins.__file__).resolve().parent.parent / "plugins",
-                    site / plugins.BUNDLED_PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(plugins.__file__).resolve().parent.parent / "plugins",
+        site / plugins.BUNDLED_PACKAGE,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     monkeypatch.setattr(plugins, "__file__", str(tmp_path / "pkg" / "contextlab" / "plugins.py"))
     monkeypatch.syspath_prepend(str(site))
     for name in [m for m in sys.modules if m.startswith(plugins.BUNDLED_PACKAGE)]:
@@ -298,4 +309,4 @@ def test_installed_layout_is_found_without_the_checkout(monkeypatch: pytest.Monk
     importlib.invalidate_caches()
     assert plugins.bundled_plugin_dir() == site / plugins.BUNDLED_PACKAGE / "context_engine"
     registry = Registry()
-    assert BUNDLED <= {i.name for i in registry.list() if i.source == "bundled" and i.available}
+    assert {i.name for i in registry.list() if i.source == "bundled" and i.available} >= BUNDLED

@@ -18,7 +18,16 @@ from contextlab.engine import ContextEngine
 from contextlab.messages import validate_messages
 from contextlab.testing import RULES, ConformanceReport, check_engine, check_engines
 
-SHIPPED = ["passthrough", "compressor", "mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"]
+SHIPPED = [
+    "passthrough",
+    "compressor",
+    "mask_window",
+    "clear_tool_uses",
+    "summary",
+    "hybrid",
+    "lcm",
+    "retrieval",
+]
 
 
 class Base(ContextEngine):
@@ -34,8 +43,14 @@ class Base(ContextEngine):
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         return False
 
-    def compress(self, messages: list[dict[str, Any]], current_tokens: int | None = None,
-                 focus_topic: str | None = None, force: bool = False, memory_context: str = "") -> list[dict[str, Any]]:
+    def compress(
+        self,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[dict[str, Any]]:
         return messages
 
 
@@ -55,7 +70,7 @@ class DropsToolResult(Base):
         first_tool = next((i for i, m in enumerate(messages) if m.get("role") == "tool"), None)
         if first_tool is None:
             return messages
-        return messages[:first_tool] + messages[first_tool + 1:]
+        return messages[:first_tool] + messages[first_tool + 1 :]
 
 
 class Grows(Base):
@@ -80,29 +95,51 @@ class BadMerge(Base):
 class ChurningSelect(Base):
     calls = 0
 
-    def select_context(self, request_messages, *, conversation_messages=None, incoming_message=None,  # type: ignore[no-untyped-def]
-                       budget_tokens=0):
+    def select_context(
+        self,
+        request_messages,
+        *,
+        conversation_messages=None,
+        incoming_message=None,  # type: ignore[no-untyped-def]
+        budget_tokens=0,
+    ):
         self.calls += 1
         return [*request_messages, {"role": "user", "content": f"selection #{self.calls}"}]
 
 
 class MutatingSelect(Base):
-    def select_context(self, request_messages, *, conversation_messages=None, incoming_message=None,  # type: ignore[no-untyped-def]
-                       budget_tokens=0):
+    def select_context(
+        self,
+        request_messages,
+        *,
+        conversation_messages=None,
+        incoming_message=None,  # type: ignore[no-untyped-def]
+        budget_tokens=0,
+    ):
         conversation_messages[-1]["content"] = "changed"
         return None
 
 
 class InvalidSelect(Base):
-    def select_context(self, request_messages, *, conversation_messages=None, incoming_message=None,  # type: ignore[no-untyped-def]
-                       budget_tokens=0):
+    def select_context(
+        self,
+        request_messages,
+        *,
+        conversation_messages=None,
+        incoming_message=None,  # type: ignore[no-untyped-def]
+        budget_tokens=0,
+    ):
         return [m for m in request_messages if m.get("role") != "tool"]  # orphans every tool call
 
 
 class BadTools(Base):
     def get_tool_schemas(self) -> list[dict[str, Any]]:
-        return [{"name": "recall", "parameters": {"type": "object", "properties": {"q": {"type": "string"}},
-                                                  "required": ["q"]}}]
+        return [
+            {
+                "name": "recall",
+                "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+            }
+        ]
 
     def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
         if name == "recall":
@@ -170,7 +207,7 @@ def test_shared_state_breaks_determinism_and_concurrency() -> None:
 
 
 def test_name_must_match_plugin_metadata(tmp_path: Path) -> None:
-    init = textwrap.dedent('''
+    init = textwrap.dedent("""
         from agent.context_engine import ContextEngine
 
         class Engine(ContextEngine):
@@ -183,7 +220,7 @@ def test_name_must_match_plugin_metadata(tmp_path: Path) -> None:
                 return False
             def compress(self, messages, current_tokens=None, focus_topic=None):
                 return messages
-    ''')
+    """)
     write_plugin(tmp_path, "declared_name", init)
     plugins.add_plugin_path(tmp_path)
     try:
@@ -221,7 +258,9 @@ def test_every_shipped_engine_passes(name: str) -> None:
         ("retrieval", {"sticky": False}, {"select_context"}),
     ],
 )
-def test_engines_pass_while_their_hooks_really_act(name: str, params: dict[str, Any], hooks: set[str]) -> None:
+def test_engines_pass_while_their_hooks_really_act(
+    name: str, params: dict[str, Any], hooks: set[str]
+) -> None:
     report = check_engine(name, params, replay_checks=False)
     assert report.ok, report.format()
     assert hooks <= {h for h, n in report.exercised.items() if n > 0}, report.exercised
@@ -253,13 +292,19 @@ def test_report_json_and_text() -> None:
 
 
 def test_pytest_plugin_fixture(tmp_path: Path) -> None:
-    (tmp_path / "test_author_suite.py").write_text(textwrap.dedent('''
+    (tmp_path / "test_author_suite.py").write_text(
+        textwrap.dedent("""
         from contextlab.engines.passthrough import PassthroughEngine
 
         def test_my_engine(engine_conformance):
             engine_conformance(PassthroughEngine, replay_checks=False).assert_ok()
-    '''))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    """)
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout

@@ -13,16 +13,38 @@ from contextlab.transcripts import load_transcripts
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("check", help="check an engine against the host contract", description=__doc__)
+    parser = subparsers.add_parser(
+        "check", help="check an engine against the host contract", description=__doc__
+    )
     parser.add_argument("engine", help="engine name (see `contextlab engines`)")
-    parser.add_argument("--transcript", action="append", default=[], metavar="PATH",
-                        help="also drive the engine through every conversation in PATH (repeatable)")
-    parser.add_argument("--limit", type=int, default=3, metavar="N",
-                        help="use at most N conversations from each --transcript file (default 3)")
-    parser.add_argument("--context-length", type=int, default=None, metavar="N",
-                        help="window given to the engine (default: 60%% of each conversation)")
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="engine constructor parameter (repeatable; VALUE parsed as YAML)")
+    parser.add_argument(
+        "--transcript",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also drive the engine through every conversation in PATH (repeatable)",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=3,
+        metavar="N",
+        help="use at most N conversations from each --transcript file (default 3)",
+    )
+    parser.add_argument(
+        "--context-length",
+        type=int,
+        default=None,
+        metavar="N",
+        help="window given to the engine (default: 60%% of each conversation)",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="engine constructor parameter (repeatable; VALUE parsed as YAML)",
+    )
     parser.add_argument("--threads", type=int, default=4, help="concurrent clones for the concurrency rule")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     add_plugin_options(parser)
@@ -34,7 +56,12 @@ def run(args: argparse.Namespace) -> int:
     extra = []
     for path in args.transcript:
         extra += load_transcripts(path)[: max(1, args.limit)]
-    report = check_engine(args.engine, engine_params(args.param), extra_transcripts=extra,
-                          context_length=args.context_length, threads=max(1, args.threads))
+    report = check_engine(
+        args.engine,
+        engine_params(args.param),
+        extra_transcripts=extra,
+        context_length=args.context_length,
+        threads=max(1, args.threads),
+    )
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.format())
     return 0 if report.ok else 1

@@ -13,18 +13,29 @@ from contextlab.cli.common import format_table
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("engines", help="list available engines (built-in and plugins)", description=__doc__)
+    parser = subparsers.add_parser(
+        "engines", help="list available engines (built-in and plugins)", description=__doc__
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON list")
     add_plugin_options(parser)
-    parser.add_argument("--config", default=None, metavar="CONFIG_YAML",
-                        help="also say which engine a host config.yaml selects (context: engine:)")
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="CONFIG_YAML",
+        help="also say which engine a host config.yaml selects (context: engine:)",
+    )
     parser.set_defaults(run=run)
 
 
 def add_plugin_options(parser: argparse.ArgumentParser) -> None:
     """``--plugin-path DIR`` (repeatable): more plugin folders to discover."""
-    parser.add_argument("--plugin-path", action="append", default=[], metavar="DIR",
-                        help="a folder of <name>/ plugin folders to discover too (repeatable)")
+    parser.add_argument(
+        "--plugin-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of <name>/ plugin folders to discover too (repeatable)",
+    )
 
 
 def apply_plugin_options(args: argparse.Namespace) -> None:
@@ -40,16 +51,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    table = pd.DataFrame([
-        {
-            "name": r["name"] + (" *" if r.get("selected") else ""),
-            "source": r["source"],
-            "version": r["version"],
-            "available": "yes" if r["available"] else f"no: {r['error']}",
-            "description": r["description"][:70],
-        }
-        for r in rows
-    ])
+    table = pd.DataFrame(
+        [
+            {
+                "name": r["name"] + (" *" if r.get("selected") else ""),
+                "source": r["source"],
+                "version": r["version"],
+                "available": "yes" if r["available"] else f"no: {r['error']}",
+                "description": r["description"][:70],
+            }
+            for r in rows
+        ]
+    )
     print(format_table(table))
     if selected:
         note = "" if selected in {r["name"] for r in rows} else " (not found!)"

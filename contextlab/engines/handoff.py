@@ -52,10 +52,10 @@ def split_carrier(text: str) -> tuple[str, str | None]:
     """``(summary body, restated request or None)`` from a carrier's text."""
     body = text
     if body.startswith(SUMMARY_PREFIX):
-        body = body[len(SUMMARY_PREFIX):]
+        body = body[len(SUMMARY_PREFIX) :]
     body = body.lstrip()
     if body.startswith(SUMMARY_LEAD):
-        body = body[len(SUMMARY_LEAD):]
+        body = body[len(SUMMARY_LEAD) :]
     restated: str | None = None
     if RESTATED in body:
         body, _, restated = body.partition(RESTATED)
@@ -117,7 +117,11 @@ class Handoff:
         n = len(messages)
         if self.tail_turns is not None:
             users = [i for i, m in enumerate(messages) if m.get("role") == "user" and not is_carrier(m)]
-            start = users[-self.tail_turns] if 0 < self.tail_turns <= len(users) else (floor if self.tail_turns else n)
+            start = (
+                users[-self.tail_turns]
+                if 0 < self.tail_turns <= len(users)
+                else (floor if self.tail_turns else n)
+            )
         elif self.tail_tokens is not None:
             spent, start = 0, n
             while start > floor:
@@ -140,7 +144,7 @@ class Handoff:
         force: bool = False,
         span_filter: Callable[[list[Message]], list[Message]] | None = None,
     ) -> list[Message]:
-        """The handed-off history, or the input object when nothing can be summarized or it would not shrink."""
+        """The handed-off history; the input object when nothing can be summarized or it would not shrink."""
         head = self.head_end(messages)
         tail = self.tail_start(messages, head)
         span = messages[head:tail]
@@ -169,7 +173,11 @@ class Handoff:
         )
         # The in-flight task must survive: restate the newest real user message if it is summarized.
         newest = newest_real_user(messages)
-        if newest is not None and head <= newest < tail and not any(messages[newest] is k for k in kept_users):
+        if (
+            newest is not None
+            and head <= newest < tail
+            and not any(messages[newest] is k for k in kept_users)
+        ):
             restated = parts.content_text(messages[newest])
             uid = messages[newest].get("message_uid")
             absorbed = [uid] if isinstance(uid, str) and uid else []

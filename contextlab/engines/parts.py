@@ -20,19 +20,29 @@ from contextlab.tokens import RoughCounter
 __all__ = [
     "CLEARED_PREFIX",
     "TokenEstimator",
+    "clear_inputs_of_rows",
     "clear_placeholder",
+    "cleared_arguments",
     "content_text",
     "engine_uid",
     "group_starts",
+    "head_end",
     "is_safe_cut",
     "line_count",
     "mask_placeholder",
+    "mask_view",
     "newest_user_index",
+    "pressure",
     "safe_cut_at_or_after",
     "safe_cut_at_or_before",
+    "tool_call_arguments",
+    "tool_call_name",
+    "tool_calls",
     "tool_names_by_call_id",
-    "tool_row_names",
     "tool_result_rows",
+    "tool_row_names",
+    "track_usage",
+    "truncate_to_budget",
     "with_content",
 ]
 
@@ -278,5 +288,7 @@ def clear_inputs_of_rows(out: list[Message], rows: Iterable[int]) -> None:
             callers.setdefault(caller, set()).add(str(out[index].get("tool_call_id") or ""))
     for caller, ids in callers.items():
         message = out[caller]
-        new_calls = [cleared_arguments(c) if str(c.get("id") or "") in ids else c for c in tool_calls(message)]
+        new_calls = [
+            cleared_arguments(c) if str(c.get("id") or "") in ids else c for c in tool_calls(message)
+        ]
         out[caller] = {**message, "tool_calls": new_calls}

@@ -22,7 +22,9 @@ def test_below_trigger_is_a_noop() -> None:
 
 
 def test_clears_oldest_until_under_trigger_minus_minimum() -> None:
-    engine = load("clear_tool_uses", context_length=20_000, trigger_tokens=100_000, clear_at_least=1_000, keep=3)
+    engine = load(
+        "clear_tool_uses", context_length=20_000, trigger_tokens=100_000, clear_at_least=1_000, keep=3
+    )
     messages = tool_session(30, lines=40)
     tokens = TokenEstimator().messages(messages)
     assert tokens > engine.trigger == 10_000
@@ -57,8 +59,13 @@ def test_protect_tokens_and_excluded_tools() -> None:
 
 
 def test_langchain_placeholder_and_inputs() -> None:
-    engine = load("clear_tool_uses", context_length=4_000, clear_at_least=10, placeholder="langchain",
-                  clear_tool_inputs=True)
+    engine = load(
+        "clear_tool_uses",
+        context_length=4_000,
+        clear_at_least=10,
+        placeholder="langchain",
+        clear_tool_inputs=True,
+    )
     out, n = engine.prune_tool_results_only(tool_session(10, lines=40), 50_000)
     assert n > 0
     first_tool = next(m for m in out if m["role"] == "tool")

@@ -18,7 +18,7 @@ def test_summary_excludes_masked_outputs() -> None:
     messages = tool_session(12, users=2, lines=5)
     result = engine.compress(messages)
     body, _ = split_carrier(next(m for m in result if is_carrier(m))["content"])
-    # Old outputs are masked, so their values never reach the summary (the summariser sees the placeholder) ...
+    # Old outputs are masked, so their values never reach the summary (it sees the placeholder) ...
     assert "value_5_" not in body
     assert "Old environment output" in body
     # ... whereas the plain summary engine, given the same span, does quote them.

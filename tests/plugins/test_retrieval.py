@@ -24,8 +24,9 @@ def test_selection_keeps_head_recent_and_relevant_within_budget() -> None:
     engine = load("retrieval", context_length=8_000, recent_messages=6)
     messages = session_with_topics()
     incoming = {"role": "user", "content": "where is the kangaroo migration config?"}
-    view = engine.select_context(messages, conversation_messages=messages, incoming_message=incoming,
-                                 budget_tokens=8_000)
+    view = engine.select_context(
+        messages, conversation_messages=messages, incoming_message=incoming, budget_tokens=8_000
+    )
     assert view is not None and validate_messages(view) == []
     assert TokenEstimator().messages(view) <= 4_000 + 50  # budget_fraction 0.5 (+ gap markers)
     assert view[0] is messages[0]
@@ -38,8 +39,12 @@ def test_sticky_returns_an_equal_list_when_nothing_changed() -> None:
     engine = load("retrieval", context_length=8_000, recent_messages=6)
     messages = session_with_topics()
     incoming = {"role": "user", "content": "kangaroo migration config"}
-    first = engine.select_context(messages, conversation_messages=messages, incoming_message=incoming, budget_tokens=8_000)
-    again = engine.select_context(messages, conversation_messages=messages, incoming_message=incoming, budget_tokens=8_000)
+    first = engine.select_context(
+        messages, conversation_messages=messages, incoming_message=incoming, budget_tokens=8_000
+    )
+    again = engine.select_context(
+        messages, conversation_messages=messages, incoming_message=incoming, budget_tokens=8_000
+    )
     assert first == again and engine.reselections == 1
 
 
@@ -56,8 +61,12 @@ def test_sticky_selection_stays_append_only_as_the_window_slides() -> None:
 def test_changed_query_reselects() -> None:
     engine = load("retrieval", context_length=8_000, recent_messages=6)
     messages = session_with_topics()
-    engine.select_context(messages, incoming_message={"role": "user", "content": "kangaroo migration"},
-                          budget_tokens=8_000)
-    engine.select_context(messages, incoming_message={"role": "user", "content": "totally different words now"},
-                          budget_tokens=8_000)
+    engine.select_context(
+        messages, incoming_message={"role": "user", "content": "kangaroo migration"}, budget_tokens=8_000
+    )
+    engine.select_context(
+        messages,
+        incoming_message={"role": "user", "content": "totally different words now"},
+        budget_tokens=8_000,
+    )
     assert engine.reselections == 2

@@ -26,8 +26,10 @@ class ClearToolUsesEngine(ContextEngine):
         trigger_tokens: Absolute trigger (Anthropic: 100,000).
         trigger_fraction: Trigger as a fraction of the window; the lower of the two applies.
         keep: Newest tool results never cleared (Anthropic: 3).
-        protect_tokens: If set, protect the newest tool results up to this many tokens instead (opencode: 40,000).
-        clear_at_least: Minimum tokens one clearing event must free, else nothing is committed (opencode: 20,000).
+        protect_tokens: If set, protect the newest tool results up to this many tokens instead
+            (opencode: 40,000).
+        clear_at_least: Minimum tokens one clearing event must free, else nothing is committed
+            (opencode ``PRUNE_MINIMUM``: 20,000).
         exclude_tools: Tool names never cleared (recall tools, memory).
         clear_tool_inputs: Also replace the cleared calls' arguments by their size.
         placeholder: ``"hermes"`` (sizes and call id) or ``"langchain"`` (``[cleared]``).
@@ -77,8 +79,15 @@ class ClearToolUsesEngine(ContextEngine):
             return min(self.trigger_tokens, int(self.trigger_fraction * self.context_length))
         return self.trigger_tokens
 
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: str = "",
-                     provider: str = "", api_mode: str = "") -> None:
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: str = "",
+        provider: str = "",
+        api_mode: str = "",
+    ) -> None:
         self.context_length = int(context_length)
         self.threshold_tokens = int(self.context_length * self.hard_cap_fraction)
 
@@ -115,12 +124,12 @@ class ClearToolUsesEngine(ContextEngine):
             rows = rows[: -self.keep] if len(rows) > self.keep else []
         names = parts.tool_row_names(messages) if self.exclude_tools else {}
         return [
-            i for i in rows
-            if names.get(i) not in self.exclude_tools
-            and not self._is_cleared(messages[i])
+            i for i in rows if names.get(i) not in self.exclude_tools and not self._is_cleared(messages[i])
         ]
 
-    def _clear(self, messages: list[dict[str, Any]], target: int | None, tokens: int) -> tuple[list[dict[str, Any]], int, int]:
+    def _clear(
+        self, messages: list[dict[str, Any]], target: int | None, tokens: int
+    ) -> tuple[list[dict[str, Any]], int, int]:
         """Clear oldest candidates until ``tokens - freed <= target`` (all of them when target is None)."""
         out = list(messages)
         freed = cleared = 0
@@ -144,7 +153,9 @@ class ClearToolUsesEngine(ContextEngine):
     def prune_tool_results_only(
         self, messages: list[dict[str, Any]], current_tokens: int | None = None
     ) -> tuple[list[dict[str, Any]], int]:
-        tokens = int(current_tokens) if current_tokens and current_tokens > 0 else self._tokens.messages(messages)
+        tokens = (
+            int(current_tokens) if current_tokens and current_tokens > 0 else self._tokens.messages(messages)
+        )
         trigger = self.trigger
         if tokens < trigger:
             return messages, 0

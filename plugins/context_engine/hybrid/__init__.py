@@ -59,15 +59,18 @@ class HybridEngine(ContextEngine):
         self.polling = int(polling)
         self.keep_first_observation = bool(keep_first_observation)
         self.exempt_tools = tuple(exempt_tools)
-        self.threshold_fraction = float(threshold_fraction if threshold_fraction is not None
-                                        else base.get("threshold_fraction", 0.75))
+        self.threshold_fraction = float(
+            threshold_fraction if threshold_fraction is not None else base.get("threshold_fraction", 0.75)
+        )
         self.threshold_percent = self.threshold_fraction
         every = every_n_turns if every_n_turns is not None else base.get("every_n_turns")
         self.every_n_turns = None if every is None else int(every)
         turns = tail_turns if tail_turns is not None else base.get("tail_turns")
         self.handoff = Handoff(
             mode=summary_mode,
-            tail_messages=None if turns is not None else (20 if tail_messages is None else int(tail_messages)),
+            tail_messages=None
+            if turns is not None
+            else (20 if tail_messages is None else int(tail_messages)),
             tail_turns=None if turns is None else int(turns),
             summarizer=extractive_or(summarizer),
         )
@@ -78,8 +81,15 @@ class HybridEngine(ContextEngine):
     def name(self) -> str:
         return "hybrid"
 
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: str = "",
-                     provider: str = "", api_mode: str = "") -> None:
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: str = "",
+        provider: str = "",
+        api_mode: str = "",
+    ) -> None:
         self.context_length = int(context_length)
         self.threshold_tokens = int(self.context_length * self.threshold_fraction)
 
@@ -101,8 +111,13 @@ class HybridEngine(ContextEngine):
         return since > self.every_n_turns
 
     def _view(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        return parts.mask_view(messages, window_m=self.window_m, polling=self.polling,
-                               keep_first_observation=self.keep_first_observation, exempt_tools=self.exempt_tools)
+        return parts.mask_view(
+            messages,
+            window_m=self.window_m,
+            polling=self.polling,
+            keep_first_observation=self.keep_first_observation,
+            exempt_tools=self.exempt_tools,
+        )
 
     def select_context(
         self,
@@ -127,7 +142,9 @@ class HybridEngine(ContextEngine):
         # local, so concurrent passes on one instance cannot see each other's rows).
         masked = {id(o): v for o, v in zip(messages, view, strict=True) if o is not v}
         result = self.handoff.compress(
-            messages, focus_topic=focus_topic, force=force,
+            messages,
+            focus_topic=focus_topic,
+            force=force,
             span_filter=lambda span: [masked.get(id(m), m) for m in span],
         )
         if result is not messages:

@@ -87,8 +87,15 @@ class LcmEngine(ContextEngine):
 
     # ------------------------------------------------------------------ host hooks
 
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: str = "",
-                     provider: str = "", api_mode: str = "") -> None:
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: str = "",
+        provider: str = "",
+        api_mode: str = "",
+    ) -> None:
         self.context_length = int(context_length)
         self.threshold_tokens = int(self.context_length * self.context_threshold)
 
@@ -98,8 +105,9 @@ class LcmEngine(ContextEngine):
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         return self.threshold_tokens > 0 and parts.pressure(self, prompt_tokens) >= self.threshold_tokens
 
-    def on_turn_complete(self, messages: list[dict[str, Any]], usage: dict[str, Any] | None = None,
-                         **kwargs: Any) -> None:
+    def on_turn_complete(
+        self, messages: list[dict[str, Any]], usage: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         self.store.ingest(messages)
 
     def on_session_reset(self) -> None:
@@ -107,7 +115,8 @@ class LcmEngine(ContextEngine):
         self.store = Store()
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
-        return json.loads(json.dumps(tools.SCHEMAS))  # a copy the host may keep
+        schemas: list[dict[str, Any]] = json.loads(json.dumps(tools.SCHEMAS))  # a copy the host may keep
+        return schemas
 
     def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
         live = kwargs.get("messages")
@@ -136,8 +145,11 @@ class LcmEngine(ContextEngine):
             tail_start = self._tail_start(raw, extend_to_user=False)
             tops, leftover = self._passes(raw[:tail_start], shown, True, focus_topic)
             result = self._assemble(tops, leftover, raw[tail_start:])
-        if [m.get(NODE_FLAG) for m in result] == [m.get(NODE_FLAG) for m in messages] and len(result) == len(messages) \
-                and all(a is b for a, b in zip(result, messages, strict=True)):
+        if (
+            [m.get(NODE_FLAG) for m in result] == [m.get(NODE_FLAG) for m in messages]
+            and len(result) == len(messages)
+            and all(a is b for a, b in zip(result, messages, strict=True))
+        ):
             return messages
         if self._tokens.messages(result) >= self._tokens.messages(messages):
             return messages
@@ -184,7 +196,7 @@ class LcmEngine(ContextEngine):
             node = self._leaf(chunk, previous, focus)
             tops.append(node.id)
             previous = node.text
-            remaining = remaining[len(chunk):]
+            remaining = remaining[len(chunk) :]
         # Too little backlog to justify a leaf stays raw, before the fresh tail.
         return self._condense(tops), remaining
 
@@ -202,11 +214,19 @@ class LcmEngine(ContextEngine):
         return backlog[:end]
 
     def _summarize(self, span: list[dict[str, Any]], budget: int, focus: str | None, auto: str | None) -> str:
-        return self._summarizer.summarize(SummaryRequest(
-            turns=span, budget_tokens=budget, template=ENGINES_TEMPLATE, focus_topic=focus, auto_focus=auto,
-        ))
+        return self._summarizer.summarize(
+            SummaryRequest(
+                turns=span,
+                budget_tokens=budget,
+                template=ENGINES_TEMPLATE,
+                focus_topic=focus,
+                auto_focus=auto,
+            )
+        )
 
-    def _escalate(self, span: list[dict[str, Any]], budget: int, focus: str | None, auto: str | None) -> tuple[str, str]:
+    def _escalate(
+        self, span: list[dict[str, Any]], budget: int, focus: str | None, auto: str | None
+    ) -> tuple[str, str]:
         """L1 normal, L2 at half budget, L3 head/tail truncation: the first shorter than its input."""
         source_tokens = self._tokens.messages(span)
         for level, size in (("L1", budget), ("L2", max(1, budget // 2))):
@@ -215,7 +235,7 @@ class LcmEngine(ContextEngine):
                 return text, level
         joined = "\n".join(parts.content_text(m) for m in span)
         chars = L3_TOKENS * 4
-        head, tail = joined[: int(chars * 0.4)], joined[-int(chars * 0.4):]
+        head, tail = joined[: int(chars * 0.4)], joined[-int(chars * 0.4) :]
         return f"{head}\n[... {len(joined) - len(head) - len(tail):,} chars truncated ...]\n{tail}", "L3"
 
     def _leaf(self, chunk: list[dict[str, Any]], previous: str | None, focus: str | None) -> Node:
@@ -223,8 +243,17 @@ class LcmEngine(ContextEngine):
         auto = previous.splitlines()[-1][:400] if previous else None
         text, level = self._escalate(chunk, self.leaf_target_tokens, focus, auto)
         turns = (min((r.turn for r in rows), default=0), max((r.turn for r in rows), default=0))
-        node = Node(node_id(f"leaf:{','.join(r.store_id for r in rows)}:{text}"), 0, text,
-                    [r.store_id for r in rows], [], turns, self._tokens.text(text), _hint(text), level)
+        node = Node(
+            node_id(f"leaf:{','.join(r.store_id for r in rows)}:{text}"),
+            0,
+            text,
+            [r.store_id for r in rows],
+            [],
+            turns,
+            self._tokens.text(text),
+            _hint(text),
+            level,
+        )
         return self.store.add_node(node)
 
     def _condense(self, tops: list[str]) -> list[str]:
@@ -239,8 +268,17 @@ class LcmEngine(ContextEngine):
                 span = [{"role": "user", "content": c.text} for c in children]
                 text, level = self._escalate(span, self.condensed_target_tokens, None, None)
                 turns = (children[0].turn_range[0], children[-1].turn_range[1])
-                node = Node(node_id(f"node:{','.join(chosen)}:{text}"), depth + 1, text, [], list(chosen), turns,
-                            self._tokens.text(text), _hint(text), level)
+                node = Node(
+                    node_id(f"node:{','.join(chosen)}:{text}"),
+                    depth + 1,
+                    text,
+                    [],
+                    list(chosen),
+                    turns,
+                    self._tokens.text(text),
+                    _hint(text),
+                    level,
+                )
                 self.store.add_node(node)
                 at = tops.index(chosen[0])
                 tops = [t for t in tops if t not in chosen]
@@ -259,11 +297,17 @@ class LcmEngine(ContextEngine):
 
     def _node_message(self, node: Node, *, first: bool) -> dict[str, Any]:
         lo, hi = node.turn_range
-        text = (f"{SUMMARY_HEADER} {node.id} | depth {node.depth} | turns {lo}-{hi}]\n"
-                + (f"{USAGE_NOTE}\n\n" if first else "")
-                + f"{node.text}\nExpand for details about: {node.expand_hint}")
-        return {"role": "user", "content": text, NODE_FLAG: node.id,
-                "message_uid": parts.engine_uid("lcm", f"{node.id}:{int(first)}")}
+        text = (
+            f"{SUMMARY_HEADER} {node.id} | depth {node.depth} | turns {lo}-{hi}]\n"
+            + (f"{USAGE_NOTE}\n\n" if first else "")
+            + f"{node.text}\nExpand for details about: {node.expand_hint}"
+        )
+        return {
+            "role": "user",
+            "content": text,
+            NODE_FLAG: node.id,
+            "message_uid": parts.engine_uid("lcm", f"{node.id}:{int(first)}"),
+        }
 
     def _stub(self, message: dict[str, Any]) -> dict[str, Any]:
         if message.get("role") != "tool":
@@ -273,13 +317,16 @@ class LcmEngine(ContextEngine):
             return message
         row = self.store.row_for(message)
         ref = row.store_id if row is not None else "?"
-        return parts.with_content(message, f"[large tool output stored as {ref}: {len(text):,} chars, "
-                                           f"{parts.line_count(text):,} lines; lcm_expand(\"{ref}\") reads it]")
+        return parts.with_content(
+            message,
+            f"[large tool output stored as {ref}: {len(text):,} chars, "
+            f'{parts.line_count(text):,} lines; lcm_expand("{ref}") reads it]',
+        )
 
 
 def _hint(text: str) -> str:
     """The first words of each section's first item: what expanding the node would give."""
-    items = []
+    items: list[str] = []
     for line in text.splitlines():
         line = line.strip()
         if line.startswith(("- ", "1. ")) and len(items) < 6:

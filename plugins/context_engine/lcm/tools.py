@@ -13,11 +13,14 @@ SNIPPET_CHARS = 200
 SCHEMAS: list[dict[str, Any]] = [
     {
         "name": "lcm_grep",
-        "description": "Search the full conversation history (messages and summaries), including compacted parts.",
+        "description": "Search the whole conversation history (messages and summaries), compacted parts too.",
         "parameters": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "Regex (mode=regex) or words that must all occur (mode=fts)"},
+                "query": {
+                    "type": "string",
+                    "description": "Regex (mode=regex) or words that must all occur (mode=fts)",
+                },
                 "mode": {"type": "string", "enum": ["regex", "fts"]},
                 "scope": {"type": "string", "enum": ["messages", "summaries", "both"]},
                 "limit": {"type": "integer", "minimum": 1},
@@ -28,7 +31,7 @@ SCHEMAS: list[dict[str, Any]] = [
     },
     {
         "name": "lcm_describe",
-        "description": "Metadata of a summary or message id: depth, parents/children, sources, token counts, full text.",
+        "description": "Metadata of a summary or message id: depth, links, sources, tokens, full text.",
         "parameters": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
     },
     {
@@ -50,7 +53,7 @@ SCHEMAS: list[dict[str, Any]] = [
 def _snippet(text: str, start: int, end: int) -> str:
     half = max(0, (SNIPPET_CHARS - (end - start)) // 2)
     lo = max(0, start - half)
-    return text[lo: lo + SNIPPET_CHARS].replace("\n", " ")
+    return text[lo : lo + SNIPPET_CHARS].replace("\n", " ")
 
 
 def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
@@ -61,7 +64,11 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     sort = str(args.get("sort") or "recency")
     if not query:
         return {"error": "query must be a non-empty string"}
-    if mode not in ("regex", "fts") or scope not in ("messages", "summaries", "both") or sort not in ("recency", "relevance"):
+    if (
+        mode not in ("regex", "fts")
+        or scope not in ("messages", "summaries", "both")
+        or sort not in ("recency", "relevance")
+    ):
         return {"error": "mode must be regex|fts, scope messages|summaries|both, sort recency|relevance"}
     if mode == "regex":
         try:
@@ -89,33 +96,64 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
             count, start, end = hits(row.text)
             if count:
                 leaf = covering.get(row.store_id)
-                found.append((count, position, {
-                    "id": row.store_id, "kind": "message", "role": row.role, "turn": row.turn,
-                    "tool": row.tool or None, "covering_summary": store.top(leaf) if leaf else None,
-                    "snippet": _snippet(row.text, start, end),
-                }))
+                found.append(
+                    (
+                        count,
+                        position,
+                        {
+                            "id": row.store_id,
+                            "kind": "message",
+                            "role": row.role,
+                            "turn": row.turn,
+                            "tool": row.tool or None,
+                            "covering_summary": store.top(leaf) if leaf else None,
+                            "snippet": _snippet(row.text, start, end),
+                        },
+                    )
+                )
     if scope in ("summaries", "both"):
         for position, nid in enumerate(store.order):
             node = store.nodes[nid]
             count, start, end = hits(node.text)
             if count:
-                found.append((count, len(store.rows) + position, {
-                    "id": node.id, "kind": "summary", "depth": node.depth, "turn": node.turn_range[1],
-                    "covering_summary": store.top(node.id), "snippet": _snippet(node.text, start, end),
-                }))
+                found.append(
+                    (
+                        count,
+                        len(store.rows) + position,
+                        {
+                            "id": node.id,
+                            "kind": "summary",
+                            "depth": node.depth,
+                            "turn": node.turn_range[1],
+                            "covering_summary": store.top(node.id),
+                            "snippet": _snippet(node.text, start, end),
+                        },
+                    )
+                )
     if sort == "relevance":
         found.sort(key=lambda f: (-f[0], -f[1]))
     else:
         found.sort(key=lambda f: -f[1])
-    return {"query": query, "mode": mode, "scope": scope, "total": len(found),
-            "matches": [f[2] for f in found[:limit]]}
+    return {
+        "query": query,
+        "mode": mode,
+        "scope": scope,
+        "total": len(found),
+        "matches": [f[2] for f in found[:limit]],
+    }
 
 
 def _node_dict(store: Store, node: Node, full: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "id": node.id, "kind": "summary", "depth": node.depth, "level": node.level,
-        "turn_range": list(node.turn_range), "token_count": node.token_count,
-        "parent_id": node.parent_id, "child_ids": list(node.child_ids), "source_ids": list(node.source_ids),
+        "id": node.id,
+        "kind": "summary",
+        "depth": node.depth,
+        "level": node.level,
+        "turn_range": list(node.turn_range),
+        "token_count": node.token_count,
+        "parent_id": node.parent_id,
+        "child_ids": list(node.child_ids),
+        "source_ids": list(node.source_ids),
         "expand_hint": node.expand_hint,
     }
     if full:
@@ -125,9 +163,15 @@ def _node_dict(store: Store, node: Node, full: bool) -> dict[str, Any]:
 
 def _row_dict(store: Store, row: Row, text: str | None = None) -> dict[str, Any]:
     leaf = store.covering().get(row.store_id)
-    out: dict[str, Any] = {"id": row.store_id, "kind": "message", "role": row.role, "turn": row.turn,
-                           "tool": row.tool or None, "chars": len(row.text),
-                           "covering_summary": store.top(leaf) if leaf else None}
+    out: dict[str, Any] = {
+        "id": row.store_id,
+        "kind": "message",
+        "role": row.role,
+        "turn": row.turn,
+        "tool": row.tool or None,
+        "chars": len(row.text),
+        "covering_summary": store.top(leaf) if leaf else None,
+    }
     if text is not None:
         out["text"] = text
     return out
@@ -149,10 +193,13 @@ def expand(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     budget = max_tokens * 4  # the chars/4 estimate the host uses
     if ident in store.by_id:
         row = store.by_id[ident]
-        piece = row.text[cursor: cursor + budget]
+        piece = row.text[cursor : cursor + budget]
         following = cursor + len(piece)
-        return {"id": ident, "items": [_row_dict(store, row, piece)],
-                "next_cursor": following if following < len(row.text) else None}
+        return {
+            "id": ident,
+            "items": [_row_dict(store, row, piece)],
+            "next_cursor": following if following < len(row.text) else None,
+        }
     if ident not in store.nodes:
         return {"error": f"unknown id {ident!r}"}
     node = store.nodes[ident]
@@ -170,8 +217,12 @@ def expand(store: Store, args: dict[str, Any]) -> dict[str, Any]:
         items.append(sources[index])
         spent += size
         index += 1
-    return {"id": ident, "items": items, "next_cursor": index if index < len(sources) else None,
-            "total_items": len(sources)}
+    return {
+        "id": ident,
+        "items": items,
+        "next_cursor": index if index < len(sources) else None,
+        "total_items": len(sources),
+    }
 
 
 def handle(store: Store, name: str, args: dict[str, Any]) -> str:

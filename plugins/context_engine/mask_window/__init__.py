@@ -59,8 +59,15 @@ class MaskWindowEngine(ContextEngine):
     def name(self) -> str:
         return "mask_window"
 
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: str = "",
-                     provider: str = "", api_mode: str = "") -> None:
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: str = "",
+        provider: str = "",
+        api_mode: str = "",
+    ) -> None:
         # The trigger is the hard cap on the *masked* request, not a host-configured percent.
         self.context_length = int(context_length)
         self.threshold_tokens = int(self.context_length * self.hard_cap_fraction)
@@ -102,10 +109,16 @@ class MaskWindowEngine(ContextEngine):
         if budget <= 0:
             return messages
         # Budget on the masked view: that is what the next request will carry.
-        view = parts.mask_view(
-            messages, window_m=self.window_m, polling=self.polling,
-            keep_first_observation=self.keep_first_observation, exempt_tools=self.exempt_tools,
-        ) or messages
+        view = (
+            parts.mask_view(
+                messages,
+                window_m=self.window_m,
+                polling=self.polling,
+                keep_first_observation=self.keep_first_observation,
+                exempt_tools=self.exempt_tools,
+            )
+            or messages
+        )
         kept = parts.truncate_to_budget(view, budget, self._tokens)
         if kept is view:
             return messages

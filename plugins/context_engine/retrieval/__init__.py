@@ -18,7 +18,7 @@ from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
 
-from .ranking import rank_groups, query_terms
+from .ranking import query_terms, rank_groups
 
 
 class RetrievalEngine(ContextEngine):
@@ -68,8 +68,15 @@ class RetrievalEngine(ContextEngine):
     def name(self) -> str:
         return "retrieval"
 
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: str = "",
-                     provider: str = "", api_mode: str = "") -> None:
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: str = "",
+        provider: str = "",
+        api_mode: str = "",
+    ) -> None:
         self.context_length = int(context_length)
         self.threshold_tokens = int(self.context_length * self.hard_cap_fraction)
 
@@ -129,8 +136,12 @@ class RetrievalEngine(ContextEngine):
         return self._emit(messages, head, recent, bounds, chosen)
 
     def _sticky_choice(
-        self, messages: list[dict[str, Any]], bounds: list[tuple[int, int]], keys: list[str],
-        terms: frozenset[str], room: int,
+        self,
+        messages: list[dict[str, Any]],
+        bounds: list[tuple[int, int]],
+        keys: list[str],
+        terms: frozenset[str],
+        room: int,
     ) -> set[int] | None:
         """Reuse the previous selection plus the groups that just aged out of the recent block."""
         if not self.sticky or self._selected is None or _jaccard(terms, self._terms) < self.jaccard_threshold:
@@ -143,8 +154,12 @@ class RetrievalEngine(ContextEngine):
         return chosen if cost <= room else None
 
     def _reselect(
-        self, messages: list[dict[str, Any]], bounds: list[tuple[int, int]], keys: list[str],
-        terms: frozenset[str], room: int,
+        self,
+        messages: list[dict[str, Any]],
+        bounds: list[tuple[int, int]],
+        keys: list[str],
+        terms: frozenset[str],
+        room: int,
     ) -> set[int]:
         self.reselections += 1
         texts = [" ".join(parts.content_text(m) for m in messages[s:e]) for s, e in bounds]
@@ -153,14 +168,19 @@ class RetrievalEngine(ContextEngine):
         spent = 0
         fill = int(room * (1 - self.headroom))
         for i in order:
-            cost = self._tokens.messages(messages[bounds[i][0]:bounds[i][1]])
+            cost = self._tokens.messages(messages[bounds[i][0] : bounds[i][1]])
             if spent + cost <= fill:
                 chosen.add(i)
                 spent += cost
         return chosen
 
     def _emit(
-        self, messages: list[dict[str, Any]], head: int, recent: int, bounds: list[tuple[int, int]], chosen: set[int]
+        self,
+        messages: list[dict[str, Any]],
+        head: int,
+        recent: int,
+        bounds: list[tuple[int, int]],
+        chosen: set[int],
     ) -> list[dict[str, Any]]:
         out = list(messages[:head])
         gap = 0
@@ -173,7 +193,9 @@ class RetrievalEngine(ContextEngine):
             else:
                 gap += 1
         if gap:
-            out.append(_marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None))
+            out.append(
+                _marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None)
+            )
         out.extend(messages[recent:])
         return out
 

@@ -37,7 +37,8 @@ class SummaryEngine(ContextEngine):
         summary_mode: ``anchored`` or ``regenerate``.
         keep_first: Non-system messages always kept at the head (at least through the first user message).
         tail_messages: Newest messages kept verbatim (default 20).
-        tail_tokens: Newest rough tokens kept verbatim instead (``"lean"``: Hermes' clamp(0.025 x window, 10k, 25k)).
+        tail_tokens: Newest rough tokens kept verbatim instead (``"lean"``: Hermes'
+            clamp(0.025 x window, 10k, 25k)).
         keep_user_tokens: Also keep the span's newest user messages verbatim up to this many tokens (Codex).
         max_events: Also compress when the history holds more messages than this (OpenHands).
         summarizer: ``"extractive"`` or an object with ``summarize(SummaryRequest)``.
@@ -64,8 +65,12 @@ class SummaryEngine(ContextEngine):
             if "tail_tokens" in PRESETS[preset]:
                 base.pop("tail_messages", None)
         given = {
-            "threshold_fraction": threshold_fraction, "summary_mode": summary_mode, "keep_first": keep_first,
-            "tail_messages": tail_messages, "tail_tokens": tail_tokens, "keep_user_tokens": keep_user_tokens,
+            "threshold_fraction": threshold_fraction,
+            "summary_mode": summary_mode,
+            "keep_first": keep_first,
+            "tail_messages": tail_messages,
+            "tail_tokens": tail_tokens,
+            "keep_user_tokens": keep_user_tokens,
             "max_events": max_events,
         }
         config = {**base, **{k: v for k, v in given.items() if v is not None}}
@@ -110,8 +115,15 @@ class SummaryEngine(ContextEngine):
         elif spec is not None:
             self.handoff.tail_tokens = int(spec)
 
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: str = "",
-                     provider: str = "", api_mode: str = "") -> None:
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: str = "",
+        provider: str = "",
+        api_mode: str = "",
+    ) -> None:
         # The threshold comes from the engine's own fraction (or preset), not the host's percent.
         self.context_length = int(context_length)
         self._apply_window()

@@ -23,6 +23,10 @@ class EchoEngine(ContextEngine):
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         return False
 
-    def compress(self, messages: list[dict[str, Any]], current_tokens: int | None = None,
-                 focus_topic: str | None = None) -> list[dict[str, Any]]:
+    def compress(
+        self,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+    ) -> list[dict[str, Any]]:
         return messages
