@@ -91,3 +91,16 @@ def test_summary_budget_clamp() -> None:
     assert summary_budget(1_000) == 2_000
     assert summary_budget(30_000) == 6_000
     assert summary_budget(500_000) == 10_000
+
+
+def test_host_threshold_percent_and_model_thresholds_apply() -> None:
+    from contextlab import plugins
+
+    engine = plugins.load_engine("summary")
+    engine.threshold_percent = 0.6  # what the host does with a configured threshold
+    engine.update_model("gpt-4o", 100_000)
+    assert engine.threshold_tokens == 60_000
+    engine = plugins.load_engine("mask_window")
+    engine.model_thresholds = {"gpt-4o": 0.8}  # type: ignore[attr-defined]
+    engine.update_model("gpt-4o-mini", 100_000)
+    assert engine.threshold_tokens == 80_000

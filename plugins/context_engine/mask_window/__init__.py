@@ -59,19 +59,6 @@ class MaskWindowEngine(ContextEngine):
     def name(self) -> str:
         return "mask_window"
 
-    def update_model(
-        self,
-        model: str,
-        context_length: int,
-        base_url: str = "",
-        api_key: str = "",
-        provider: str = "",
-        api_mode: str = "",
-    ) -> None:
-        # The trigger is the hard cap on the *masked* request, not a host-configured percent.
-        self.context_length = int(context_length)
-        self.threshold_tokens = int(self.context_length * self.hard_cap_fraction)
-
     def update_from_response(self, usage: dict[str, Any]) -> None:
         parts.track_usage(self, usage)
 

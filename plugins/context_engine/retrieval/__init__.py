@@ -68,18 +68,6 @@ class RetrievalEngine(ContextEngine):
     def name(self) -> str:
         return "retrieval"
 
-    def update_model(
-        self,
-        model: str,
-        context_length: int,
-        base_url: str = "",
-        api_key: str = "",
-        provider: str = "",
-        api_mode: str = "",
-    ) -> None:
-        self.context_length = int(context_length)
-        self.threshold_tokens = int(self.context_length * self.hard_cap_fraction)
-
     def update_from_response(self, usage: dict[str, Any]) -> None:
         parts.track_usage(self, usage)
 

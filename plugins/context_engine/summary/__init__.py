@@ -102,7 +102,7 @@ class SummaryEngine(ContextEngine):
 
     def _apply_window(self) -> None:
         window = self.context_length
-        fraction = self.threshold_fraction
+        fraction = float(self.threshold_percent)
         if self.hermes_threshold and window and window < HERMES_FLOOR_WINDOW:
             fraction = max(fraction, 0.75)
         threshold = int(window * fraction)
@@ -124,10 +124,9 @@ class SummaryEngine(ContextEngine):
         provider: str = "",
         api_mode: str = "",
     ) -> None:
-        # The threshold comes from the engine's own fraction (or preset), not the host's percent.
-        self.context_length = int(context_length)
+        # The host's rule first (threshold_percent, per-model overrides), then the preset's extras.
+        super().update_model(model, context_length, base_url, api_key, provider, api_mode)
         self._apply_window()
-
     def update_from_response(self, usage: dict[str, Any]) -> None:
         parts.track_usage(self, usage)
 
