@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from contextlab.errors import ContextLabError
 
-COMMAND_MODULES: tuple[str, ...] = ("replay", "engines", "check")
+COMMAND_MODULES: tuple[str, ...] = ("replay", "convert", "datasets", "engines", "check")
 """Sub-command modules under ``contextlab.cli``, in the order ``--help`` lists them."""
 
 

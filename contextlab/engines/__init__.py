@@ -68,9 +68,7 @@ def resolve_engine(spec: EngineSpec, params: Mapping[str, Any] | None = None) ->
         if plugins is not None and spec in plugins.discovered_names():
             return plugins.load_engine(spec, params)
         raise EngineError(_unknown_message(spec))
-    raise EngineError(
-        f"cannot use {spec!r} as an engine: expected a name, a ContextEngine subclass or an instance"
-    )
+    raise EngineError(f"cannot use {spec!r} as an engine: expected a name, a ContextEngine subclass or an instance")
 
 
 def _construct(cls: type[ContextEngine], params: dict[str, Any], label: str) -> ContextEngine:

@@ -26,9 +26,7 @@ class PassthroughEngine(ContextEngine):
     def update_from_response(self, usage: dict[str, Any]) -> None:
         self.last_prompt_tokens = int(usage.get("prompt_tokens") or 0)
         self.last_completion_tokens = int(usage.get("completion_tokens") or 0)
-        self.last_total_tokens = int(
-            usage.get("total_tokens") or self.last_prompt_tokens + self.last_completion_tokens
-        )
+        self.last_total_tokens = int(usage.get("total_tokens") or self.last_prompt_tokens + self.last_completion_tokens)
 
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         return False

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from contextlab.engine import Message
-from contextlab.messages import content_text, tool_call_arguments, tool_call_name, tool_calls
+from contextlab.messages import tool_call_arguments, tool_call_name, tool_calls
 
 _COMMAND_KEYS = ("command", "cmd", "script", "code")
 _PATH_KEYS = ("path", "file_path", "file", "filename", "notebook_path", "target_file", "filepath")
@@ -136,8 +136,3 @@ def result_outcome(content: str) -> str:
         return "ok (exit 0)" if code == 0 else f"failed (exit {code})"
     lines = len(content.splitlines())
     return f"ok ({lines} lines)"
-
-
-def message_text(message: Message) -> str:
-    """A message's text content (parts joined)."""
-    return content_text(message)

@@ -460,11 +460,12 @@ class ReplayHost:
 
     def _prune(self, pressure: int) -> None:
         before = self.history
-        rough_before = self._rough_request(before)
         result = self.runner.prune(before, current_tokens=pressure)
         self._engine_ms += result.duration_ms
         if result.outcome == "noop":
             return
+        # Estimated only when something is recorded: most post-tool prunes are no-ops.
+        rough_before = self._rough_request(before)
         new = clone_messages(result.messages) if result.outcome == "changed" and result.messages else None
         outcome = "committed" if new is not None else result.outcome
         rough_after = self._rough_request(new) if new is not None else rough_before

@@ -14,6 +14,7 @@ __all__ = [
     "GoldFact",
     "RecordedUsage",
     "Transcript",
+    "convert_file",
     "load_transcript",
     "load_transcripts",
     "save_transcript",
@@ -50,9 +51,24 @@ def load_transcript(path: str | Path, index: int = 0) -> Transcript:
     return found[index]
 
 
-def save_transcript(transcript: Transcript, path: str | Path) -> None:
-    """Write the normalized JSON Lines form (gzip when the name ends in ``.gz``)."""
+def save_transcript(transcript: Transcript | list[Transcript], path: str | Path) -> None:
+    """Write the normalized JSON Lines form (gzip when the name ends in ``.gz``); a list of
+    transcripts goes into one file and loads back as that list."""
     native.dump(transcript, path)
+
+
+def convert_file(source: str | Path, target: str | Path, index: int | None = None) -> list[Transcript]:
+    """Load ``source`` (any supported format) and write it in the normalized form; returns what was
+    written. ``index`` picks one conversation of a multi-conversation file."""
+    found = load_transcripts(source)
+    if index is not None:
+        if not 0 <= index < len(found):
+            raise TranscriptError(
+                str(source), None, f"conversation {index} requested, the file holds {len(found)}"
+            )
+        found = [found[index]]
+    native.dump(found, target)
+    return found
 
 
 def _is_jsonl(text: str) -> bool:

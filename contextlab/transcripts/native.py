@@ -1,6 +1,7 @@
 """contextlab's normalized transcript file: JSON Lines, a metadata header line then one message a line.
 
-Lossless for everything :class:`Transcript` holds; ``load(dump(t)) == t``.
+A file may hold several transcripts, each a header followed by its messages. Lossless for
+everything :class:`Transcript` holds (``source`` included, kept in the header); ``load(dump(t)) == t``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def header_of(t: Transcript) -> dict[str, Any]:
     return {
         HEADER_KEY: FORMAT_VERSION,
         "transcript_id": t.transcript_id,
+        "source": t.source,
         "source_format": t.source_format,
         "model": t.model,
         "system_prompt": t.system_prompt,
@@ -40,16 +42,18 @@ def header_of(t: Transcript) -> dict[str, Any]:
     }
 
 
-def dumps(t: Transcript) -> str:
+def dumps(t: Transcript | list[Transcript]) -> str:
     """The file text: deterministic (sorted keys, no timestamps of its own)."""
-    lines = [json.dumps(header_of(t), sort_keys=True, ensure_ascii=False)]
-    lines += [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in t.messages]
+    lines: list[str] = []
+    for one in t if isinstance(t, list) else [t]:
+        lines.append(json.dumps(header_of(one), sort_keys=True, ensure_ascii=False))
+        lines += [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in one.messages]
     return "\n".join(lines) + "\n"
 
 
-def dump(t: Transcript, path: str | Path) -> None:
-    """Write atomically (a temporary file renamed into place); ``.gz`` paths are gzip-compressed
-    with a zeroed mtime so the bytes are reproducible."""
+def dump(t: Transcript | list[Transcript], path: str | Path) -> None:
+    """Write one transcript (or several, one after the other) atomically (a temporary file renamed
+    into place); ``.gz`` paths are gzip-compressed with a zeroed mtime so the bytes are reproducible."""
     path = Path(path)
     data = dumps(t).encode("utf-8")
     if path.suffix == ".gz":
@@ -60,31 +64,60 @@ def dump(t: Transcript, path: str | Path) -> None:
 
 
 def load(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
+    """Every transcript of a native file (a header line starts each one)."""
+    out: list[Transcript] = []
+    start = 0
+    for k in range(1, len(rows) + 1):
+        if k == len(rows) or is_native(rows[k][1]):
+            out.append(_load_one(path, rows[start:k]))
+            start = k
+    return out
+
+
+def _load_one(path: Path, rows: list[tuple[int, Any]]) -> Transcript:
     source = str(path)
     number, header = rows[0]
     if header.get(HEADER_KEY) != FORMAT_VERSION:
-        raise TranscriptError(source, f"line {number}", f"unsupported {HEADER_KEY} version {header.get(HEADER_KEY)!r}")
-    try:
-        usage = {int(i): RecordedUsage(**u) for i, u in (header.get("usage") or {}).items()}
-        timestamps = {int(i): float(ts) for i, ts in (header.get("timestamps") or {}).items()}
-        events = [CompactionEvent(**e) for e in header.get("events") or []]
-        facts = [GoldFact(**f) for f in header.get("facts") or []]
-    except (TypeError, ValueError) as error:
-        raise TranscriptError(source, f"line {number}", f"bad header field: {error}") from None
-    messages = [check_message(value, source, f"line {n}") for n, value in rows[1:]]
-    return [
-        Transcript(
-            transcript_id=str(header.get("transcript_id") or path.name.split(".")[0]),
-            messages=messages,
-            system_prompt=header.get("system_prompt"),
-            tools=list(header.get("tools") or []),
-            usage=usage,
-            timestamps=timestamps,
-            events=events,
-            facts=facts,
-            source=source,
-            source_format=str(header.get("source_format") or "contextlab"),
-            model=header.get("model"),
-            metadata=dict(header.get("metadata") or {}),
+        raise TranscriptError(
+            source, f"line {number}", f"unsupported {HEADER_KEY} version {header.get(HEADER_KEY)!r}"
         )
-    ]
+    try:
+        usage = {int(i): RecordedUsage(**u) for i, u in _field(header, "usage", dict).items()}
+        timestamps = {int(i): float(ts) for i, ts in _field(header, "timestamps", dict).items()}
+        events = [CompactionEvent(**e) for e in _field(header, "events", list)]
+        facts = [GoldFact(**f) for f in _field(header, "facts", list)]
+        tools = _field(header, "tools", list)
+        metadata = _field(header, "metadata", dict)
+    except (TypeError, ValueError, AttributeError) as error:
+        raise TranscriptError(source, f"line {number}", f"bad header field: {error}") from None
+    for key in ("system_prompt", "model"):
+        if header.get(key) is not None and not isinstance(header.get(key), str):
+            raise TranscriptError(
+                source, f"line {number}", f"header field {key!r}: expected a string or null"
+            )
+    messages = [check_message(value, source, f"line {n}") for n, value in rows[1:]]
+    return Transcript(
+        transcript_id=str(header.get("transcript_id") or path.name.split(".")[0]),
+        messages=messages,
+        system_prompt=header.get("system_prompt"),
+        tools=list(tools),
+        usage=usage,
+        timestamps=timestamps,
+        events=events,
+        facts=facts,
+        source=str(header.get("source") or source),
+        source_format=str(header.get("source_format") or "contextlab"),
+        model=header.get("model"),
+        metadata=dict(metadata),
+    )
+
+
+def _field(header: dict[str, Any], key: str, kind: type) -> Any:
+    value = header.get(key)
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise TypeError(
+            f"{key!r} must be a JSON {'object' if kind is dict else 'array'}, got {type(value).__name__}"
+        )
+    return value

@@ -79,10 +79,9 @@ def unwrap_handoff(message: Message) -> Unwrapped:
         genuine, _, rest = inner.partition(PRIOR_CLOSE)
         summary, _, after = rest.partition(END_MARKER)
         return Unwrapped(_strip_prefix(summary.strip("\n")).strip(), genuine.strip("\n") + after.lstrip("\n"))
-    summary, marker, after = text.partition(END_MARKER)
-    body = _strip_prefix(summary).strip()
-    genuine = after.lstrip("\n") if marker and after.strip() else None
-    return Unwrapped(body, genuine)
+    head, marker, tail = text.partition(END_MARKER)
+    body = _strip_prefix(head).strip()
+    return Unwrapped(body, tail.lstrip("\n") if marker and tail.strip() else None)
 
 
 def is_actionable_user(message: Message) -> bool:

@@ -121,16 +121,14 @@ def tail_cut_by_tokens(
     if everything_fit:
         cut, _ = walk(budget)
     cut = min(cut, n - floor)
-    cut = max(cut, head_end + 1)
+    cut = min(max(cut, head_end + 1), n)
     cut = align_backward(messages, cut)
 
     user = last_real_user(messages)
     if user is not None and user < cut:
-        if user > head_end:
-            cut = user
-        else:
-            # The last user ask sits in the head: never split it from its reply; push the cut past both.
-            cut = max(cut, min(_group_end(messages, user), n))
+        # When the last ask sits at the head boundary the clamp would split it from its reply:
+        # push the cut past the ask and its assistant + tools instead.
+        cut = user if user > head_end else max(cut, min(_group_end(messages, user), n))
     reply = _last_assistant_reply(messages)
     if reply is not None and head_end < reply < cut:
         cut = reply

@@ -84,9 +84,9 @@ def compute_threshold(
     if context_length < SMALL_WINDOW:
         pct = max(pct, SMALL_WINDOW_FLOOR_PCT)  # raise-only floor for small windows
     effective = context_length
-    if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0:
-        if context_length - max_tokens > 0:
-            effective = context_length - max_tokens
+    reserved = isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0
+    if reserved and context_length - int(max_tokens or 0) > 0:
+        effective = context_length - int(max_tokens or 0)
     floored = max(int(effective * pct), MINIMUM_CONTEXT_LENGTH)
     threshold = floored
     if floored >= effective:

@@ -9,7 +9,7 @@ onto the host's failure handling (abort, cooldown, deterministic fallback).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from contextlab.engine import Message
@@ -71,7 +71,6 @@ class SummaryRequest:
     memory_context: str = ""
     first_index: int = 0
     merge_mode: str = "anchored"
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -1,0 +1,105 @@
+"""How long one ``compressor`` compaction of a ~150K-token history takes with the extractive summarizer.
+
+The history is the longest prefix of the generated ``coding-agent`` dataset (``datasets/``) whose
+rough size stays under 150,000 tokens, cut at a turn boundary. Baselines measured in the same run:
+tokenizing the history once with the exact tokenizer (cl100k_base, cold memo) and estimating it
+once with the host's rough estimator. Target: a compaction under 1 second.
+
+    python benchmarks/compressor_speed.py [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET_TOKENS = 150_000
+
+
+def history() -> list[dict[str, object]]:
+    from contextlab.tokens import RoughCounter
+    from contextlab.transcripts import load_transcript
+
+    messages = load_transcript(REPO / "datasets" / "coding-agent.jsonl.gz").messages
+    rough = RoughCounter()
+    total, cut = 0, 0
+    for i, message in enumerate(messages):
+        total += rough.message(message)
+        if total > TARGET_TOKENS:
+            break
+        if message.get("role") == "user":
+            cut = i  # a turn boundary: the user ask starts a new turn
+    return messages[: max(cut, 1)]
+
+
+def timed(fn: object, repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()  # type: ignore[operator]
+        out.append(time.perf_counter() - started)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+
+    from contextlab.engines.compressor import CompressorEngine
+    from contextlab.engines.compressor.budgets import _text_tokens
+    from contextlab.messages import wire_message
+    from contextlab.tokens import ExactCounter, RoughCounter, load_encoding
+
+    messages = history()
+    load_encoding("cl100k_base")  # vocabulary loading is not part of any measurement
+    exact_tokens = ExactCounter().messages([wire_message(m) for m in messages])
+    rough_tokens = RoughCounter().messages(messages)
+
+    def tokenize_once() -> None:
+        ExactCounter().messages([wire_message(m) for m in messages])
+
+    def rough_once() -> None:
+        RoughCounter().messages(messages)
+
+    result: dict[str, object] = {}
+
+    def compact_cold() -> None:
+        _text_tokens.cache_clear()  # no memo carried over from the previous repetition
+        engine = CompressorEngine()
+        engine.update_model("gpt-4o", 200_000)
+        result["out"] = engine.compress(messages)
+
+    tokenize = timed(tokenize_once, args.repeat)
+    rough = timed(rough_once, args.repeat)
+    compact = timed(compact_cold, args.repeat)
+    out = result["out"]
+    assert isinstance(out, list) and out is not messages
+
+    base = statistics.median(tokenize)
+    print(
+        f"history: {len(messages)} messages, {exact_tokens:,} exact tokens (cl100k), {rough_tokens:,} rough"
+    )
+    print(f"after:   {len(out)} messages, {RoughCounter().messages(out):,} rough tokens")
+    print()
+    print(f"{'operation':<44}{'median s':>10}{'min s':>10}{'x tokenize':>12}")
+    rows = [
+        ("exact tokenize once (baseline)", tokenize),
+        ("rough estimate once", rough),
+        ("compressor compaction, extractive (cold)", compact),
+    ]
+    for label, times in rows:
+        med = statistics.median(times)
+        print(f"{label:<44}{med:>10.3f}{min(times):>10.3f}{med / base:>12.2f}")
+    verdict = "PASS" if statistics.median(compact) < 1.0 else "FAIL"
+    print(f"\ntarget: compaction < 1 s -> {verdict}")
+    return 0 if verdict == "PASS" else 1
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+    raise SystemExit(main())

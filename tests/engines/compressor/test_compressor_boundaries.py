@@ -1,0 +1,98 @@
+"""Head/tail cut logic (host-contract.md §2d steps 1 and 3)."""
+
+from __future__ import annotations
+
+from builders import call
+
+from contextlab.engines.compressor import boundaries as bd
+from contextlab.messages import validate_messages
+
+
+def u(text: str = "ask") -> dict[str, object]:
+    return {"role": "user", "content": text}
+
+
+def a(text: str = "reply") -> dict[str, object]:
+    return {"role": "assistant", "content": text}
+
+
+def ac(call_id: str) -> dict[str, object]:
+    return {"role": "assistant", "content": None, "tool_calls": [call(call_id, "read_file", path="x")]}
+
+
+def t(call_id: str, size: int = 10) -> dict[str, object]:
+    return {"role": "tool", "tool_call_id": call_id, "content": "r" * size}
+
+
+def test_min_tail_formula() -> None:
+    assert bd.min_tail(1, 20) == 0
+    assert bd.min_tail(2, 20) == 2
+    assert bd.min_tail(4, 20) == 3
+    assert bd.min_tail(100, 20) == 8
+    assert bd.min_tail(100, 5) == 5
+    assert bd.min_tail(100, 1) == 3
+
+
+def test_align_forward_skips_tool_rows() -> None:
+    messages = [u(), ac("c"), t("c"), t("c"), a()]
+    assert bd.align_forward(messages, 2) == 4
+    assert bd.align_forward(messages, 1) == 1
+
+
+def test_align_backward_never_splits_a_tool_group() -> None:
+    messages = [u(), ac("c"), t("c"), t("c"), u(), a()]
+    assert bd.align_backward(messages, 3) == 1  # inside the group: the group goes to the tail
+    assert bd.align_backward(messages, 2) == 1  # right after the call
+    assert bd.align_backward(messages, 5) == 5
+
+
+def long_history(turns: int, size: int) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for i in range(turns):
+        out += [u(f"ask {i}"), ac(f"c{i}"), t(f"c{i}", size), a(f"answer {i}")]
+    return out
+
+
+def test_tail_cut_by_budget_soft_ceiling_and_rewalk() -> None:
+    messages = long_history(20, 4_000)  # each tool row ≈ 1,010 budget tokens, others ≈ 12–40
+    n = len(messages)
+    cut = bd.tail_cut_by_tokens(messages, 3, 2_000, protect_last_n=20)
+    # The walk may use up to 1.5 × 2,000 tokens: two full turns plus part of a third fit.
+    assert messages[cut]["role"] == "user" or messages[cut - 1]["role"] != "assistant"
+    tail_cost = sum(bd.message_budget_tokens(m) for m in messages[cut:])
+    assert tail_cost <= 3_000 + 1_100
+    assert n - cut >= 8  # min tail
+    # Everything fits the soft ceiling: re-walk with the raw budget.
+    small = long_history(3, 10)
+    assert bd.tail_cut_by_tokens(small, 0, 10_000, protect_last_n=20) >= 1
+
+
+def test_tail_keeps_last_user_and_last_assistant_reply() -> None:
+    # One huge last turn: the user ask is far back in tokens but must stay in the tail.
+    messages = [*long_history(5, 100), u("final ask"), ac("z1"), t("z1", 40000), ac("z2"), t("z2", 40000)]
+    cut = bd.tail_cut_by_tokens(messages, 3, 1_000, protect_last_n=20)
+    assert cut <= 20 and messages[20]["content"] == "final ask"
+    # The last assistant text reply (answer 4) precedes the final ask: it is kept too.
+    assert cut <= 19 and messages[19]["content"] == "answer 4"
+    assert validate_messages(messages[cut:]) == []
+
+
+def test_last_user_in_head_pushes_cut_past_its_reply() -> None:
+    messages = [u("only ask"), ac("c"), t("c", 40_000), a("done"), ac("d"), t("d", 40_000)]
+    cut = bd.tail_cut_by_tokens(messages, 0, 1_000, protect_last_n=3)
+    assert cut >= 3  # never split the user turn from its assistant + tools
+
+
+def test_min_tail_user_messages() -> None:
+    messages = long_history(10, 4_000)
+    one = bd.tail_cut_by_tokens(messages, 3, 1_000, protect_last_n=20)
+    three = bd.tail_cut_by_tokens(messages, 3, 1_000, protect_last_n=20, min_tail_user_messages=3)
+    users = [i for i in range(three, len(messages)) if messages[i]["role"] == "user"]
+    assert three < one and len(users) >= 3
+
+
+def test_pull_back_to_bridge() -> None:
+    messages = [u("a"), a("b"), u("c"), ac("x"), t("x"), u("latest")]
+    assert bd.pull_back_to_bridge(messages, 0, 5) == 3
+    assert bd.pull_back_to_bridge(messages, 3, 5) == 5  # the middle would become empty
+    assert bd.pull_back_to_bridge(messages, 0, 4) == 4  # not on the latest ask

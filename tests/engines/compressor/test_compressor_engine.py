@@ -1,0 +1,279 @@
+"""``CompressorEngine.compress`` step by step, anti-thrash, failures and deferral (host-contract.md §2)."""
+
+from __future__ import annotations
+
+import pytest
+from builders import call, conversation
+
+from contextlab import clock
+from contextlab.engines.compressor import CompressorEngine
+from contextlab.engines.compressor.assembly import END_MARKER, SUMMARY_PREFIX, is_handoff
+from contextlab.engines.summarizers import FailureKind, SummaryFailure, SummaryRequest
+from contextlab.messages import validate_messages
+
+
+class Failing:
+    """A summarizer that always fails with one host failure class (the interface, not a client mock)."""
+
+    name = "failing"
+
+    def __init__(self, kind: FailureKind) -> None:
+        self.kind = kind
+        self.requests: list[SummaryRequest] = []
+
+    def summarize(self, request: SummaryRequest) -> str:
+        self.requests.append(request)
+        raise SummaryFailure(self.kind, "scripted failure")
+
+
+def engine(**kwargs: object) -> CompressorEngine:
+    e = CompressorEngine(**kwargs)  # type: ignore[arg-type]
+    e.update_model("gpt-4o", 200_000)
+    return e
+
+
+def handoff_text(messages: list[dict[str, object]]) -> str:
+    (text,) = [str(m["content"]) for m in messages if is_handoff(m)]
+    return text
+
+
+def test_too_small_returns_same_object_and_strikes() -> None:
+    e = engine()
+    small = [*conversation(1)[:3], {"role": "user", "content": "more"}]
+    assert len(small) <= 3 + 4
+    assert e.compress(small) is small
+    assert e.thrash.ineffective == 1 and e.compression_count == 0
+
+
+def test_no_compressible_window_strikes() -> None:
+    e = engine(protect_first_n=2)
+    calls = [call(f"c{i}", "read_file", path=f"f{i}") for i in range(5)]
+    history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls}]
+    history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(5)]
+    assert e.compress(history) is history
+    assert e.thrash.ineffective == 1
+
+
+def test_first_compaction_keeps_head_and_is_valid() -> None:
+    e = engine()
+    history = conversation(40, 4_000)
+    out = e.compress(history)
+    assert out is not history and e.compression_count == 1
+    assert out[:2] == history[:2]  # protect_first_n = 3: the head is kept, not summarised ...
+    assert out[2]["content"] == "[read_file] read src/module_0.py from line 1 (4000 chars)"  # ... but pruned
+    assert validate_messages(out) == []
+    summary = out[3]
+    # After a tool row the summary would be a user message, but the tail starts with a user ask:
+    # flipped to assistant (no collision with the head's tool row).
+    assert out[4]["role"] == "user"
+    assert summary["role"] == "assistant" and summary["_compressed_summary"] is True
+    assert summary["content"].startswith(SUMMARY_PREFIX) and summary["content"].endswith(END_MARKER)
+    assert out[-1] == history[-1] and out[-2] == history[-2]  # the tail is verbatim at its end
+    assert sum(len(str(m)) for m in out) < sum(len(str(m)) for m in history) / 2
+    assert history[2]["content"].startswith("line 0")  # the caller's list is never mutated
+
+
+def test_head_decays_and_summary_is_iterative() -> None:
+    e = engine()
+    first = e.compress(conversation(40, 4_000))
+    grown = first + conversation(70, 4_000)[len(conversation(40, 4_000)) :]
+    second = e.compress(grown)
+    assert e.compression_count == 2
+    # protect_first_n decayed to 0: compress_start == 0 forces a user summary, and since the tail
+    # starts with a user ask the summary is merged into it (prefix + body + end marker + the ask).
+    assert is_handoff(second[0]) and second[0]["role"] == "user"
+    text = handoff_text(second)
+    assert text.endswith(f"{END_MARKER}\n\n{first[4]['content']}")
+    # Items of the first summary survive the update (anchored merge); the old head is added.
+    assert "read src/module_1.py" in text and "read src/module_0.py" in text
+    assert "User asked (deterministic, from compacted turns): 'Task 0:" in text
+    assert validate_messages(second) == []
+
+
+def test_summary_budget_and_focus_topic() -> None:
+    history = conversation(60, 4_000, reply_chars=3_000)  # long replies: pruning cannot shrink them
+    plain = handoff_text(engine().compress(history))
+    focused = handoff_text(engine().compress(history, focus_topic="module_7"))
+    for text in (plain, focused):
+        # 0.20 × the middle (~45 turns × ~780 tokens) is over the 10,000-token ceiling at 200K.
+        assert (len(text) + 3) // 4 <= 10_000 + 100  # (+ prefix and end marker)
+
+    def share(text: str) -> float:
+        lines = text.splitlines()
+        return sum(len(line) for line in lines if "module_7" in line) / sum(len(line) for line in lines)
+
+    # Everything about the focus survives; the rest is held to ~35% of the budget, so the focus
+    # gets most of it (here the focus material is scarce, so the summary is simply shorter).
+    focus_lines = {line for line in plain.splitlines() if "module_7" in line}
+    assert focus_lines <= set(focused.splitlines())
+    assert share(focused) > 2 * share(plain)
+    assert len(focused) < 0.5 * len(plain)
+
+
+def test_rehydration_unwraps_merged_handoff_and_drops_leaked_summary() -> None:
+    e = engine()
+    e._previous_summary = "## Goal\n- LEAKED FROM ANOTHER SESSION"
+    e.compression_count = 1  # as after a compaction: head decayed
+    out = e.compress(conversation(40, 4_000))
+    assert "LEAKED" not in handoff_text(out)  # no handoff in the history: cross-session leakage
+    merged_user = {
+        "role": "user",
+        "content": f"{SUMMARY_PREFIX}\n## Goal\n- EARLIER GOAL{END_MARKER}\n\nplease continue with module 3",
+    }
+    history = [merged_user, *conversation(40, 4_000)[1:]]
+    e2 = engine()
+    out2 = e2.compress(history)
+    text = handoff_text(out2)
+    assert "EARLIER GOAL" in text  # rehydrated from the merged handoff
+    assert "please continue with module 3" in text  # its genuine content was summarised as a user turn
+    assert text.count(SUMMARY_PREFIX) == 1
+
+
+def test_orphaned_tool_calls_stripped_in_many_shapes() -> None:
+    for turns in range(3, 30, 3):
+        for size in (50, 2_000, 30_000):
+            history = conversation(turns, size)
+            history.insert(4 * (turns // 2), {"role": "user", "content": "interjection"})
+            assert validate_messages(history) == []
+            out = engine().compress(history)
+            assert validate_messages(out) == [], (turns, size)
+
+
+def test_anti_thrash_strikes_from_real_usage() -> None:
+    e = engine()
+    e.compress(conversation(40, 4_000))
+    e.update_from_response({"prompt_tokens": 160_000, "completion_tokens": 10})  # still over: strike 1
+    assert e.thrash.ineffective == 1 and e.should_compress(160_000)
+    e.compress(conversation(40, 4_000))
+    e.update_from_response({"prompt_tokens": 155_000, "completion_tokens": 10})  # strike 2: blocked
+    assert e.should_compress_info(155_000) == (False, "ineffective")
+    assert e.should_compress_info(100) == (False, None)
+    e.update_from_response({"prompt_tokens": 90_000, "completion_tokens": 10})  # a reading below resets
+    assert e.should_compress_info(155_000) == (True, None)
+
+
+def test_noop_passes_count_toward_anti_thrash() -> None:
+    e = engine()
+    small = conversation(1)
+    e.compress(small)
+    e.compress(small)
+    assert e.should_compress_info(10**6) == (False, "ineffective")
+
+
+def test_compaction_that_clears_threshold_resets() -> None:
+    e = engine()
+    e.thrash.strike()
+    e.compress(conversation(40, 4_000))
+    e.update_from_response({"prompt_tokens": 50_000, "completion_tokens": 10})
+    assert e.thrash.ineffective == 0
+    assert e.last_prompt_tokens == 50_000 and not e.awaiting_real_usage_after_compression
+
+
+def test_update_from_response_empty_usage() -> None:
+    e = engine()
+    e.update_from_response({})
+    assert e.last_prompt_tokens == 0 and e.should_compress() is False
+
+
+def test_threshold_is_inclusive() -> None:
+    e = engine()
+    assert e.should_compress(150_000) and not e.should_compress(149_999)
+
+
+@pytest.mark.parametrize("kind", [FailureKind.AUTH, FailureKind.QUOTA, FailureKind.NETWORK])
+def test_abort_classes_return_input_unchanged(kind: FailureKind) -> None:
+    e = engine(summarizer=Failing(kind))
+    history = conversation(40, 4_000)
+    assert e.compress(history) is history
+    assert e.compression_count == 0 and e._last_compress_aborted
+
+
+def test_abort_on_summary_failure_setting_and_previous_summary_rollback() -> None:
+    e = engine(summarizer=Failing(FailureKind.OTHER), abort_on_summary_failure=True)
+    e._previous_summary = None
+    history = conversation(40, 4_000)
+    assert e.compress(history) is history
+    assert e._previous_summary is None
+
+
+def test_fallback_summary_and_streak_block() -> None:
+    with clock.using(clock.VirtualClock(10_000.0)) as vc:
+        e = engine(summarizer=Failing(FailureKind.OTHER))
+        out = e.compress(conversation(40, 4_000))
+        text = handoff_text(out)
+        assert "## Completed Actions" in text and len(text) <= 8_000 + 600
+        assert e._last_fallback_used and e.thrash.fallback_streak == 1
+        assert e.should_compress_info(10**6) == (False, "cooldown:60")
+        vc.advance(60)
+        assert e.should_compress(10**6)
+        e.compress(conversation(40, 4_000))
+        vc.advance(60)
+        assert e.should_compress_info(10**6) == (False, "ineffective")  # two fallbacks in a row
+
+
+def test_force_clears_cooldown() -> None:
+    with clock.using(clock.VirtualClock(10_000.0)):
+        failing = Failing(FailureKind.TIMEOUT)
+        e = engine(summarizer=failing)
+        e.compress(conversation(40, 4_000))
+        assert e.should_compress_info(10**6)[1] == "cooldown:60"
+        e.summarizer = engine().summarizer  # a working summarizer again
+        e.compress(conversation(40, 4_000), force=True)
+        assert e.should_compress_info(10**6) == (True, None)
+
+
+def test_auto_focus_is_passed_when_no_focus_topic() -> None:
+    failing = Failing(FailureKind.OTHER)
+    e = engine(summarizer=failing)
+    e.compress(conversation(40, 4_000))
+    request = failing.requests[-1]
+    assert request.focus_topic is None and request.auto_focus is not None
+    assert request.auto_focus.startswith("Recent user focus:")
+    assert request.auto_focus.count("\n- ") == 3 and len(request.auto_focus) <= 700 + 40
+    e.compress(conversation(40, 4_000), focus_topic="module_3")
+    assert failing.requests[-1].focus_topic == "module_3" and failing.requests[-1].auto_focus is None
+
+
+def test_preflight_deferral() -> None:
+    e = engine()
+    assert not e.should_defer_preflight_to_real_usage(100_000)  # below threshold
+    assert not e.should_defer_preflight_to_real_usage(160_000)  # no real usage yet
+    e.compress(conversation(40, 4_000))
+    assert e.should_defer_preflight_to_real_usage(160_000)  # awaiting usage after a compaction: one defer
+    e.note_request_rough_estimate(60_000)
+    e.update_from_response({"prompt_tokens": 60_000, "completion_tokens": 10})
+    assert not e.should_defer_preflight_to_real_usage(170_000)  # grew by far more than max(4096, 5%)
+    assert e.should_defer_preflight_to_real_usage(150_000) is False  # rough − baseline = 90,000
+    e.update_from_response({"prompt_tokens": 140_000, "completion_tokens": 10})
+    e._fit_rough_baseline = 148_000
+    assert e.should_defer_preflight_to_real_usage(150_000)  # within 7,500 (5% of 150,000) of the fit
+    e.update_from_response({"prompt_tokens": 151_000, "completion_tokens": 10})
+    assert not e.should_defer_preflight_to_real_usage(152_000)  # real usage already over threshold
+
+
+def test_has_content_to_compress() -> None:
+    e = engine()
+    assert e.has_content_to_compress(conversation(40, 4_000))
+    calls = [call(f"c{i}", "read_file", path=f"f{i}") for i in range(5)]
+    only_tools = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+    ]
+    only_tools += [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(5)]
+    e2 = engine(protect_first_n=2)
+    assert not e2.has_content_to_compress(only_tools)
+
+
+def test_session_reset_clears_summary_and_counters() -> None:
+    e = engine()
+    e.compress(conversation(40, 4_000))
+    e.on_session_reset()
+    assert e.compression_count == 0 and e._previous_summary is None and e.last_prompt_tokens == 0
+    assert e.thrash.ineffective == 0
+
+
+def test_registered_as_builtin() -> None:
+    from contextlab.engines import resolve_engine
+
+    instance = resolve_engine("compressor", {"tail_mode": "legacy"})
+    assert instance.name == "compressor" and isinstance(instance, CompressorEngine)
