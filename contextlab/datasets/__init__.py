@@ -64,14 +64,14 @@ DATASETS: dict[str, DatasetSpec] = {
         DatasetSpec(
             "coding-agent-short",
             "short coding-agent session (about 20 requests): quick demos and tests",
-            1,
+            40,  # a seed whose facts cover every category and role (checked by the tests)
             _coding(2, 5),
         ),
         DatasetSpec(
             "support-agent",
             "customer-support agent over a ticket queue: KB articles, refunds, follow-ups",
             3,
-            _support(50),
+            _support(58),
         ),
     )
 }

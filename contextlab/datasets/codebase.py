@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import difflib
 import random
+import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from contextlab.datasets.vocab import ADJECTIVES, NOUNS, VERBS, hexid, pick, sample
 
@@ -19,10 +21,21 @@ EXCEPTIONS = ("ValueError", "KeyError", "RuntimeError", "LookupError", "TimeoutE
 
 @dataclass
 class Function:
-    """One generated function: its name and its source lines (indented by 4 inside a module)."""
+    """One generated function: its name, its source lines, and where the code starts (after the
+    signature and the docstring)."""
 
     name: str
     lines: list[str]
+    body_start: int = 1
+
+
+class Failure(NamedTuple):
+    """A failing test in a pytest run: where, which test, the error line, the function that raised."""
+
+    module: Module
+    test: str
+    error: str
+    function: str
 
 
 @dataclass
@@ -139,6 +152,7 @@ class Project:
             f"        The {pick(rng, ADJECTIVES)} {first} records, in a stable order.",
             '    """',
         ]
+        body_start = len(lines)
         lines.append(f"    {acc} = []")
         statements = [
             [f"    if not {coll}:", f"        return {acc}"],
@@ -171,7 +185,7 @@ class Project:
         for block in sample(rng, statements, rng.randrange(3, len(statements) + 1)):
             lines += block
         lines.append(f"    return {acc}")
-        return Function(name, lines)
+        return Function(name, lines, body_start)
 
     # ------------------------------------------------------------------ tools
 
@@ -212,7 +226,7 @@ class Project:
         self,
         rng: random.Random,
         targets: list[Module],
-        failures: list[tuple[Module, str, str]],
+        failures: list[Failure],
         seconds: float,
     ) -> str:
         """A pytest run over ``targets`` with the given ``(module, test name, error line)`` failures."""
@@ -223,7 +237,7 @@ class Project:
             "configfile: pyproject.toml",
             "plugins: xdist-3.6.1, cov-5.0.0",
         ]
-        failing = {(m.test_path, t) for m, t, _ in failures}
+        failing = {(f.module.test_path, f.test) for f in failures}
         plan = []
         for module in targets:
             names = self.test_names[module.test_path]
@@ -251,30 +265,50 @@ class Project:
             ]
         if failures:
             out += ["", "=================================== FAILURES ==================================="]
-            for module, test, error in failures:
+            for module, test, error, function in failures:
                 line = rng.randrange(20, 400)
+                raised_at, raising = self._raise_site(module.path, function)
                 out += [
                     f"_________________________ {test} _________________________",
                     "",
                     f"    def {test}():",
                     f"        records = make_records({rng.randrange(2, 64)})",
-                    f">       result = {module.functions[0].name}(records, strict=True)",
+                    f">       result = {function}(records, strict=True)",
                     "",
                     f"{module.test_path}:{line}: ",
                     "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _",
                     "",
-                    f"{module.path}:{rng.randrange(30, 200)}: in {module.functions[0].name}",
-                    f"    raise ServiceError(f'{module.functions[0].name}: total {{total}} over budget')",
+                    f"{module.path}:{raised_at}: in {function}",
+                    f"    {raising}",
                     f"E   {error}",
                     "",
                     f"{module.test_path}:{line}: {error.split(':')[0]}",
                 ]
             out += ["=========================== short test summary info ============================"]
-            out += [f"FAILED {m.test_path}::{t} - {e}" for m, t, e in failures]
+            out += [f"FAILED {f.module.test_path}::{f.test} - {f.error}" for f in failures]
         passed = total - len(failing)
         summary = f"{len(failures)} failed, {passed} passed" if failures else f"{passed} passed"
         out.append(f"======================== {summary} in {seconds:.2f}s ========================")
         return "\n".join(out)
+
+    def raised_message(self, path: str, function: str, rng: random.Random) -> str:
+        """The message the first ``raise`` of ``function`` produces (``{total}`` filled in)."""
+        _, raising = self._raise_site(path, function)
+        quoted = re.search(r"\(f?'([^']*)'\)", raising)
+        if quoted is None:
+            return f"{function} failed"
+        return quoted.group(1).replace("{total}", str(rng.randrange(100, 9999)))
+
+    def _raise_site(self, path: str, function: str) -> tuple[int, str]:
+        """Line number and text of the first ``raise`` in ``function`` as the file stands now."""
+        lines = self.files[path].splitlines()
+        start = next((n for n, text in enumerate(lines) if text.startswith(f"def {function}(")), 0)
+        for n in range(start + 1, len(lines)):
+            if lines[n].startswith("def "):
+                break
+            if lines[n].strip().startswith("raise "):
+                return n + 1, lines[n].strip()
+        return start + 1, f"return {function}(records)"
 
     def build_log(self, rng: random.Random, lines: int, errors: list[str]) -> str:
         """A long build/deploy log: mostly INFO noise, the given ERROR lines at seeded positions."""

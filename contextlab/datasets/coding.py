@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from contextlab.datasets.codebase import Module, Project
+from contextlab.datasets.codebase import Failure, Module, Project
 from contextlab.datasets.session import Call, SessionBuilder, function_tool
-from contextlab.datasets.vocab import NOUNS, VERBS, code, filler, hexid, person, pick, slug
+from contextlab.datasets.vocab import NOUNS, VERBS, code, filler, hexid, pick, slug
 from contextlab.transcripts.model import GoldFact, Transcript
 
 SYSTEM_PROMPT = """You are a coding agent working in the {name} repository at /srv/{name}.
@@ -153,14 +153,14 @@ class CodingSession:
                 [Call("read_file", {"path": path}, self.project.read(path))],
             )
 
-    def _tests(self, module: Module, failures: list[tuple[Module, str, str]]) -> None:
+    def _tests(self, module: Module, failures: list[Failure]) -> None:
         log = self.project.pytest_log(self.rng, [module], failures, self.rng.uniform(0.8, 30.0))
         self.b.step(
             self._say(f"Running the tests for {module.path}."),
             [Call("terminal", {"command": f"python -m pytest {module.test_path} -v"}, log)],
         )
 
-    def _full_suite(self, failures: list[tuple[Module, str, str]]) -> None:
+    def _full_suite(self, failures: list[Failure]) -> None:
         modules = self.project.modules
         log = self.project.pytest_log(self.rng, modules, failures, self.rng.uniform(40.0, 240.0))
         self.b.step(
@@ -168,19 +168,26 @@ class CodingSession:
             [Call("terminal", {"command": "python -m pytest -v"}, log)],
         )
 
-    def _edit(self, module: Module) -> str:
-        """A focused one-line edit in ``module``; returns the function it touched."""
+    def _edit(self, module: Module, target: str | None = None) -> str:
+        """A focused one-line code edit in ``module`` (in function ``target`` when it has an editable
+        line); returns the function it touched."""
         text = self.project.files[module.path]
-        for _ in range(40):
-            function = pick(self.rng, module.functions)
+        order = [f for f in module.functions if f.name == target]
+        order += [pick(self.rng, module.functions) for _ in range(40)]
+        for function in order:
             candidates = [
-                line for line in function.lines[1:] if text.count(line + "\n") == 1 and line.strip()
+                line
+                for line in function.lines[function.body_start :]
+                if line.strip() and text.count(line + "\n") == 1
             ]
-            if not candidates:
-                continue
-            old = pick(self.rng, candidates)
-            new = _mutate(self.rng, old)
-            if new == old or new + "\n" in text:
+            self.rng.shuffle(candidates)
+            old = new = None
+            for line in candidates:
+                new = _mutate(self.rng, line)
+                if new is not None and new + "\n" not in text:
+                    old = line
+                    break
+            if old is None or new is None:
                 continue
             diff = self.project.edit(module.path, old, new)
             self.b.step(
@@ -218,10 +225,9 @@ class CodingSession:
         case = pick(self.rng, ["handles_ties", "respects_limit", "dedupes_ids", "honours_timeout"])
         test = f"test_{function.name}_{case}"
         error_code = code(self.rng, "ORB-E")
-        error = (
-            f"ServiceError: {function.name}: total {self.rng.randrange(100, 9999)} over budget [{error_code}]"
-        )
-        self._tests(module, [(module, test, error)])
+        raised = self.project.raised_message(module.path, function.name, self.rng)
+        error = f"ServiceError: {raised} [{error_code}]"
+        self._tests(module, [Failure(module, test, error, function.name)])
         if self._chance(0.35):
             fact = self.b.plant(
                 self._fact_id("artifact"), error_code, self.b.last_tool_index, "artifact", self._needed()
@@ -231,10 +237,11 @@ class CodingSession:
         if self.rng.random() < 0.5:
             self._read(module.test_path, "Checking what the failing test expects.")
         self._reread_something()
-        self._edit(module)
+        self._edit(module, function.name)
         if self.rng.random() < 0.35:
-            self._tests(module, [(module, test, error.replace("over budget", "over budget after retry"))])
-            self._edit(module)
+            retry = error.replace("ServiceError: ", "ServiceError: (after retry) ", 1)
+            self._tests(module, [Failure(module, test, retry, function.name)])
+            self._edit(module, function.name)
         self._tests(module, [])
         if self.rng.random() < 0.3:
             self._full_suite([])
@@ -529,18 +536,33 @@ class CodingSession:
         self.b.use(fact, index)
 
 
-def _mutate(rng: random.Random, line: str) -> str:
-    """A small, plausible code change to one line."""
-    for old, new in (
-        (" > ", " >= "),
-        ("is None", "is not None"),
-        ("[:limit]", "[: limit or None]"),
-        ("True)", "False)"),
-    ):
-        if old in line and rng.random() < 0.7:
-            return line.replace(old, new, 1)
+_REWRITES = (
+    (" > ", " >= "),
+    (" >= ", " > "),
+    ("is None", "is not None"),
+    ("[:limit]", "[-limit:]"),
+    ("True)", "False)"),
+    (".append(", ".insert(0, "),
+    ("get('id')", "get('id', '')"),
+    ("logger.debug(", "logger.info("),
+    ("limit is not None and ", "limit and "),
+    ("if not ", "if "),
+    ("x.get('id'))", "str(x.get('id')))"),
+)
+
+
+def _mutate(rng: random.Random, line: str) -> str | None:
+    """A small, plausible code change to one line (None when no rewrite applies)."""
+    options = [(old, new) for old, new in _REWRITES if old in line]
+    stripped = line.strip()
+    if stripped.startswith("return ") and "(" not in stripped:
+        indent = line[: len(line) - len(line.lstrip())]
+        options.append((line, f"{indent}return list({stripped.removeprefix('return ')})"))
     digits = [c for c in line if c.isdigit()]
-    if digits and rng.random() < 0.6:
+    if digits:
         d = pick(rng, digits)
-        return line.replace(d, str((int(d) + 1) % 10), 1)
-    return line + f"  # {pick(rng, ('guard', 'fixed', 'see review'))}: {person(rng)}"
+        options.append((d, str((int(d) + 1) % 10)))
+    if not options:
+        return None
+    old, new = pick(rng, options)
+    return line.replace(old, new, 1)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.datasets.session import Call, SessionBuilder, function_tool
-from contextlab.datasets.vocab import ADJECTIVES, NOUNS, code, filler, person, pick
+from contextlab.datasets.vocab import ADJECTIVES, NOUNS, code, person, pick
 from contextlab.transcripts.model import GoldFact, Transcript
 
 SYSTEM_PROMPT = """You are the support assistant of Northwind Outfitters, an online outdoor-gear shop.
@@ -80,6 +80,43 @@ PROBLEMS = (
     ("was charged twice", "billing"),
     ("arrived late for my trip", "late"),
 )
+CUSTOMER_SENTENCES = (
+    "I ordered it for a trip that starts next week.",
+    "This is the second time this happens with your shop.",
+    "The box itself looked fine when it arrived.",
+    "I already sent two e-mails and got no answer.",
+    "My partner ordered the same thing and had no problem.",
+    "I'd rather get a replacement than my money back, if possible.",
+    "The tracking page has not changed for days.",
+    "I attached photos to my first message.",
+    "I've been a customer for years and never had an issue before.",
+    "Please call me if that is easier; e-mail is fine too.",
+)
+POLICY_SENTENCES = (
+    "Photos are required for damage claims above the standard threshold.",
+    "Carrier claims are opened by the logistics team, not by agents.",
+    "Store credit may be offered instead of a refund when the customer agrees.",
+    "Partial refunds do not close the return window.",
+    "Repeat contacts within 14 days are routed to the same agent where possible.",
+    "Exceptions must be noted on the ticket with the approver's name.",
+)
+LEAD_SENTENCES = (
+    "Ping me if anything is unclear.",
+    "It came up in the weekly review.",
+    "Thanks for keeping the queue moving.",
+)
+REPLY_SENTENCES = (
+    "Thank you for your patience while we looked into this.",
+    "If anything else comes up, just reply to this e-mail.",
+    "We have also shared your feedback with our logistics team.",
+    "You don't need to send the item back.",
+)
+
+
+def _say(rng: random.Random, sentences: tuple[str, ...], n: int) -> str:
+    return " ".join(pick(rng, sentences) for _ in range(n))
+
+
 KB_TOPICS = (
     "damaged items",
     "lost shipments",
@@ -160,7 +197,7 @@ class SupportSession:
                     f"when the {pick(rng, NOUNS)} is {pick(rng, ADJECTIVES)}. Agents must record the "
                     f"{pick(rng, NOUNS)} "
                     "reference and the carrier scan before approving; exceptions need a team lead. "
-                    f"{filler(rng, 2)}"
+                    f"{_say(rng, POLICY_SENTENCES, 2)}"
                 )
             lines.append("")
         return "\n".join(lines)
@@ -224,7 +261,7 @@ class SupportSession:
         tag = f"{pick(self.rng, ADJECTIVES)}-{pick(self.rng, NOUNS)}-{self.rng.randrange(10, 99)}"
         at = self.b.user(
             f"Quick update from the team lead: from now on tag every escalated ticket with the label {tag} "
-            f"so the {pick(self.rng, NOUNS)} team can find them. {filler(self.rng, 1)}"
+            f"so the {pick(self.rng, NOUNS)} team can find them. {_say(self.rng, LEAD_SENTENCES, 1)}"
         )
         fact = self.b.plant(self._fact_id("recall"), tag, at, "recall", self.rng.random() < 0.75)
         if fact.needed_later:
@@ -252,12 +289,13 @@ class SupportSession:
     def ticket(self) -> None:
         customer = self._customer()
         order = self._order(customer)
-        product, (problem, topic_key) = pick(self.rng, PRODUCTS), pick(self.rng, PROBLEMS)
+        product, (problem, topic_key) = pick(self.rng, order["items"])["name"], pick(self.rng, PROBLEMS)
         ticket_id = code(self.rng, "T", 5)
         body = (
             f"Ticket {ticket_id} from {customer['email']}:\n> Hi, my order {order['order_id']} "
             f"({product}) {problem}. "
-            f"{filler(self.rng, self.rng.randrange(2, 6))} I'd like this sorted before the weekend. "
+            f"{_say(self.rng, CUSTOMER_SENTENCES, self.rng.randrange(2, 6))} I'd like this sorted "
+            "before the weekend. "
             f"Thanks, {customer['name'].split()[0]}"
         )
         self.b.user(body, gap=(20.0, 400.0))
@@ -329,7 +367,7 @@ class SupportSession:
             f"Hi {customer['name'].split()[0]},\n\nI'm sorry your {product} {problem}. I've refunded "
             f"{amount} EUR "
             f"(reference {refund_id}); you'll see it within a few days. "
-            f"{filler(self.rng, 2)}\n\nBest,\nNorthwind Support"
+            f"{_say(self.rng, REPLY_SENTENCES, 2)}\n\nBest,\nNorthwind Support"
         )
         self.b.step(None, [Call("send_reply", {"ticket_id": ticket_id, "body": reply}, '{"sent": true}')])
         summary = f"{ticket_id} handled: refunded {amount} EUR and replied."
@@ -351,7 +389,7 @@ class SupportSession:
         ticket_id = code(self.rng, "T", 5)
         self.b.user(
             f"Ticket {ticket_id} from {customer['email']}:\n> My parcel is stuck in transit for two "
-            f"weeks now. {filler(self.rng, 2)}"
+            f"weeks now. {_say(self.rng, CUSTOMER_SENTENCES, 2)}"
         )
         self.b.step(
             None, [Call("lookup_customer", {"email": customer["email"]}, json.dumps(customer, indent=2))]

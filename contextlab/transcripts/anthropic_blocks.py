@@ -123,7 +123,7 @@ def user_messages(
         kind = block.get("type")
         if kind == "tool_result":
             tools.append(tool_message(block, source, at, log))
-        elif kind in USER_PART_TYPES:
+        elif isinstance(kind, str) and kind in USER_PART_TYPES:
             parts.append(_part(block, source, at, log))
         else:
             log.warn(at, f"unknown user block type {kind!r} kept in display_metadata")

@@ -37,7 +37,7 @@ META_KIND = "meta"
 def looks_like(rows: list[tuple[int, Any]]) -> bool:
     """Claude Code when the first object lines have a known ``type`` and a session field."""
     for _, row in rows[:5]:
-        if not isinstance(row, dict) or row.get("type") not in LINE_TYPES:
+        if not isinstance(row, dict) or not isinstance(row.get("type"), str) or row["type"] not in LINE_TYPES:
             return False
         if "sessionId" in row or "uuid" in row or "messageId" in row or "leafUuid" in row:
             return True
@@ -273,7 +273,9 @@ class _Builder:
 
 def load(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
     """One transcript per log file (a main session or a subagent log)."""
-    first = next((row for _, row in rows if isinstance(row, dict) and row.get("type") in MESSAGE_TYPES), None)
+    first = next(
+        (row for _, row in rows if isinstance(row, dict) and row.get("type") in ("user", "assistant")), None
+    )
     subagent = bool(first and first.get("isSidechain"))
     builder = _Builder(path)
     for number, row in rows:

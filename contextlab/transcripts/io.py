@@ -44,14 +44,16 @@ def parse_json(path: Path, text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise TranscriptError(str(path), f"line {error.lineno}", f"invalid JSON: {error.msg} (column {error.colno})") from None
+        raise TranscriptError(
+            str(path), f"line {error.lineno}", f"invalid JSON: {error.msg} (column {error.colno})"
+        ) from None
 
 
 def parse_jsonl(path: Path, text: str) -> list[tuple[int, Any]]:
     """Parse JSON Lines into ``(line number, value)`` pairs, skipping blank lines."""
     rows: list[tuple[int, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+        if not line or line.isspace():  # isspace stops at the first character; strip() would copy the line
             continue
         try:
             rows.append((number, json.loads(line)))

@@ -9,13 +9,15 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from contextlab.errors import TranscriptError
 from contextlab.transcripts.model import CompactionEvent, GoldFact, RecordedUsage, Transcript
 from contextlab.transcripts.openai_chat import check_message
+
+_T = TypeVar("_T")
 
 HEADER_KEY = "contextlab_transcript"
 FORMAT_VERSION = 1
@@ -82,10 +84,10 @@ def _load_one(path: Path, rows: list[tuple[int, Any]]) -> Transcript:
             source, f"line {number}", f"unsupported {HEADER_KEY} version {header.get(HEADER_KEY)!r}"
         )
     try:
-        usage = {int(i): RecordedUsage(**u) for i, u in _field(header, "usage", dict).items()}
-        timestamps = {int(i): float(ts) for i, ts in _field(header, "timestamps", dict).items()}
-        events = [CompactionEvent(**e) for e in _field(header, "events", list)]
-        facts = [GoldFact(**f) for f in _field(header, "facts", list)]
+        usage = {int(i): _typed(RecordedUsage, u) for i, u in _field(header, "usage", dict).items()}
+        timestamps = {int(i): _number(ts) for i, ts in _field(header, "timestamps", dict).items()}
+        events = [_typed(CompactionEvent, e) for e in _field(header, "events", list)]
+        facts = [_typed(GoldFact, f) for f in _field(header, "facts", list)]
         tools = _field(header, "tools", list)
         metadata = _field(header, "metadata", dict)
     except (TypeError, ValueError, AttributeError) as error:
@@ -121,3 +123,34 @@ def _field(header: dict[str, Any], key: str, kind: type) -> Any:
             f"{key!r} must be a JSON {'object' if kind is dict else 'array'}, got {type(value).__name__}"
         )
     return value
+
+
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "str": (str,),
+    "bool": (bool,),
+    "int | None": (int, type(None)),
+    "str | None": (str, type(None)),
+    "dict[str, Any]": (dict,),
+}
+
+
+def _typed(cls: type[_T], value: Any) -> _T:
+    """``cls(**value)`` after checking every field's JSON type against the dataclass annotation."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{cls.__name__}: expected an object, got {type(value).__name__}")
+    for spec in fields(cls):  # type: ignore[arg-type]
+        if spec.name not in value:
+            continue
+        allowed = _FIELD_TYPES.get(str(spec.type))
+        item = value[spec.name]
+        wrong_bool = isinstance(item, bool) and bool not in (allowed or ())
+        if allowed is not None and (not isinstance(item, allowed) or wrong_bool):
+            raise TypeError(f"{cls.__name__}.{spec.name}: expected {spec.type}, got {type(item).__name__}")
+    return cls(**value)
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"timestamp: expected a number, got {type(value).__name__}")
+    return float(value)

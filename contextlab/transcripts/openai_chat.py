@@ -23,17 +23,36 @@ def check_message(value: Any, source: str, where: str) -> Message:
         raise TranscriptError(source, where, "field 'role': expected a string")
     role = _ROLE_ALIASES.get(role, role)
     if role not in ROLES:
-        raise TranscriptError(source, where, f"field 'role': unknown role {role!r} (expected one of {sorted(ROLES)})")
+        raise TranscriptError(
+            source, where, f"field 'role': unknown role {role!r} (expected one of {sorted(ROLES)})"
+        )
     content = value.get("content")
     if content is not None and not isinstance(content, (str, list)):
-        raise TranscriptError(source, where, f"field 'content': expected a string, a list or null, got {type(content).__name__}")
+        raise TranscriptError(
+            source, where, f"field 'content': expected a string, a list or null, got {type(content).__name__}"
+        )
     calls = value.get("tool_calls")
     if calls is not None:
         if not isinstance(calls, list):
             raise TranscriptError(source, where, "field 'tool_calls': expected a list")
         for j, call in enumerate(calls):
             if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
-                raise TranscriptError(source, where, f"field 'tool_calls[{j}]': expected an object with 'function'")
+                raise TranscriptError(
+                    source, where, f"field 'tool_calls[{j}]': expected an object with 'function'"
+                )
+            function = call["function"]
+            if not isinstance(function.get("name"), str):
+                raise TranscriptError(
+                    source, where, f"field 'tool_calls[{j}].function.name': expected a string"
+                )
+            if not isinstance(function.get("arguments", ""), (str, dict)):
+                raise TranscriptError(
+                    source,
+                    where,
+                    f"field 'tool_calls[{j}].function.arguments': expected a JSON string or an object",
+                )
+            if call.get("id") is not None and not isinstance(call.get("id"), str):
+                raise TranscriptError(source, where, f"field 'tool_calls[{j}].id': expected a string")
     if role == "tool" and not isinstance(value.get("tool_call_id"), str):
         raise TranscriptError(source, where, "field 'tool_call_id': a tool message needs a string id")
     message = dict(value)
@@ -54,6 +73,10 @@ def transcript_from_messages(
     metadata: dict[str, Any] | None = None,
 ) -> Transcript:
     """Build a :class:`Transcript` from a message list, lifting the leading system message out."""
+    if not raw:
+        raise TranscriptError(
+            source, where_prefix.rsplit(",", 1)[0] if "," in where_prefix else None, "no messages"
+        )
     messages = [check_message(m, source, f"{where_prefix} {i}") for i, m in enumerate(raw)]
     system_prompt = None
     if messages and messages[0]["role"] == "system":
@@ -97,18 +120,29 @@ def load_json(path: Path, document: Any) -> list[Transcript]:
     source = str(path)
     stem = path.name.split(".")[0]
     if isinstance(document, dict):
+        if "messages" not in document and isinstance(document.get("role"), str):
+            return [transcript_from_messages([document], source, stem)]  # one-line JSON Lines
         return [_from_object(document, source, stem, "")]
     if isinstance(document, list):
         if all(isinstance(x, dict) and "messages" in x for x in document) and document:
-            return [_from_object(obj, source, f"{stem}#{i}", f"conversation {i}, ") for i, obj in enumerate(document)]
+            return [
+                _from_object(obj, source, f"{stem}#{i}", f"conversation {i}, ")
+                for i, obj in enumerate(document)
+            ]
         return [transcript_from_messages(document, source, stem)]
-    raise TranscriptError(source, None, f"expected a JSON list of messages or an object with 'messages', got {type(document).__name__}")
+    raise TranscriptError(
+        source,
+        None,
+        f"expected a JSON list of messages or an object with 'messages', got {type(document).__name__}",
+    )
 
 
 def _from_object(obj: dict[str, Any], source: str, transcript_id: str, where: str) -> Transcript:
     messages = obj.get("messages")
     if not isinstance(messages, list):
-        raise TranscriptError(source, where.rstrip(", ") or None, "field 'messages': expected a list of messages")
+        raise TranscriptError(
+            source, where.rstrip(", ") or None, "field 'messages': expected a list of messages"
+        )
     tools = obj.get("tools") or []
     if not isinstance(tools, list):
         raise TranscriptError(source, where.rstrip(", ") or None, "field 'tools': expected a list")
@@ -133,11 +167,17 @@ def load_jsonl(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
         out = []
         for number, value in rows:
             if isinstance(value, list):
-                out.append(transcript_from_messages(value, source, f"{stem}#{number}", where_prefix=f"line {number}, message"))
+                out.append(
+                    transcript_from_messages(
+                        value, source, f"{stem}#{number}", where_prefix=f"line {number}, message"
+                    )
+                )
             elif isinstance(value, dict) and "messages" in value:
                 out.append(_from_object(value, source, f"{stem}#{number}", f"line {number}, "))
             else:
-                raise TranscriptError(source, f"line {number}", "expected a conversation (a list or an object with 'messages')")
+                raise TranscriptError(
+                    source, f"line {number}", "expected a conversation (a list or an object with 'messages')"
+                )
         return out
     messages = [check_message(value, source, f"line {number}") for number, value in rows]
     return [transcript_from_messages(messages, source, stem)]

@@ -155,8 +155,11 @@ def test_unknown_block_type_warns_and_is_kept(tmp_path: Path) -> None:
         _user("u1", "hi"),
         _assistant("a1", "msg_1", {"type": "server_tool_use", "id": "x", "name": "web"}),
     ]
-    with pytest.warns(TranscriptWarning, match="unknown assistant block type"):
+    with pytest.warns(TranscriptWarning) as caught:
         t = load_transcript(_write(tmp_path / "s.jsonl", rows))
+    found = [str(w.message) for w in caught]
+    assert any("unknown assistant block type 'server_tool_use'" in m for m in found)
+    assert any("empty_message" in m for m in found)  # the assistant has nothing a provider would accept
     assert t.messages[1]["display_metadata"]["unmapped_blocks"][0]["type"] == "server_tool_use"
     assert t.metadata["import_warnings"]
 
