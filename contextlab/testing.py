@@ -60,6 +60,8 @@ RULES: dict[str, str] = {
 """Rule id → what it checks."""
 
 UNKNOWN_TOOL = "contextlab_conformance_unknown_tool"
+STABILITY_SAMPLES = 60
+"""``select_stable`` re-asks on every request of short conversations, ~60 evenly spread on long ones."""
 MAX_FAILURES_PER_RULE = 5
 
 
@@ -178,6 +180,7 @@ def check_engine(
     context_length: int | None = None,
     threads: int = 4,
     replay_checks: bool = True,
+    full: bool = False,
 ) -> ConformanceReport:
     """Check one engine against every rule in :data:`RULES`.
 
@@ -190,13 +193,14 @@ def check_engine(
             thresholds are crossed half-way.
         threads: Concurrent clones for the ``concurrent_clones`` rule.
         replay_checks: Also run the replay-host rules (determinism, concurrency).
+        full: Default transcripts include every project dataset (slow: a 1M-token session).
 
     Raises:
         EngineError: The engine cannot be resolved at all (unknown name, import failure).
     """
     prototype = resolve_engine(engine, params)
     label = _name(prototype)
-    chosen = list(transcripts) if transcripts is not None else bundled_transcripts()
+    chosen = list(transcripts) if transcripts is not None else bundled_transcripts(full)
     chosen += list(extra_transcripts)
     report = ConformanceReport(label, [t.transcript_id for t in chosen])
     rec = _Recorder(report)
@@ -222,11 +226,21 @@ def check_engine(
     return report
 
 
-def bundled_transcripts() -> list[Transcript]:
-    """The conversations every shipped engine must pass on: the built-in conformance set."""
-    from contextlab.conformance_data import conformance_transcripts
+QUICK_DATASETS = ("coding-agent-short", "support-agent")
+"""Project datasets in the default kit run; ``full=True`` adds every dataset (the 1M-token session too)."""
 
-    return conformance_transcripts()
+
+def bundled_transcripts(full: bool = False) -> list[Transcript]:
+    """The conversations every shipped engine must pass on.
+
+    The built-in conformance conversations, then the project's generated datasets (``datasets/``):
+    the short coding session and the support queue by default, all of them with ``full``.
+    """
+    from contextlab.conformance_data import conformance_transcripts
+    from contextlab.datasets import DATASETS, load_dataset
+
+    names = sorted(DATASETS) if full else [n for n in QUICK_DATASETS if n in DATASETS]
+    return conformance_transcripts() + [load_dataset(name) for name in names]
 
 
 def default_context_length(transcript: Transcript) -> int:
@@ -305,6 +319,10 @@ class _Driver:
         self.selects = overrides(engine, "select_context")
         self.prunes = overrides(engine, "prune_tool_results_only")
         self.observes = overrides(engine, "on_turn_complete")
+        self._total = 0
+        self._counted = 0
+        self._stable_stride = max(1, transcript.n_requests // STABILITY_SAMPLES)
+        self._fixed = self.rough.request([], transcript.system_prompt, transcript.tools)
 
     def fail(self, rule: str, detail: str) -> None:
         self.rec.fail(rule, detail, self.tid, self.request)
@@ -325,18 +343,18 @@ class _Driver:
             stamp_identity(self.history, self.minter, start=start)
             usage: dict[str, Any] | None = None
             for step in turn.steps:
-                tokens = self._tokens(self.history)
+                tokens = self._current()
                 if self.selects:
                     self._select()
                 if engine.should_compress(tokens):
                     self._compress(tokens, force=False)
                 if self.request in force_at:
-                    self._compress(self._tokens(self.history), force=True)
+                    self._compress(self._current(), force=True)
                 start = len(self.history)
                 appended = [messages[step.assistant_index], *(messages[i] for i in step.tool_indices)]
                 self.history = [*self.history, *clone_messages(appended)]
                 stamp_identity(self.history, self.minter, start=start)
-                prompt = self._tokens(self.history)
+                prompt = self._current()
                 usage = {
                     "prompt_tokens": prompt,
                     "completion_tokens": 10,
@@ -353,7 +371,6 @@ class _Driver:
                 self.request += 1
             if self.observes:
                 clone = clone_messages(self.history)
-                before = freeze(clone)
                 try:
                     engine.on_turn_complete(
                         clone,
@@ -363,9 +380,16 @@ class _Driver:
                     )
                 except Exception as error:
                     self.fail("abc", f"on_turn_complete raised {type(error).__name__}: {error}")
-                if freeze(clone) != before:
+                if clone != self.history:
                     self.fail("inputs_not_mutated", "on_turn_complete mutated the messages it observes")
         self._tools()
+
+    def _current(self) -> int:
+        """Rough size of the working history, kept incrementally (the kit must stay linear)."""
+        while self._counted < len(self.history):
+            self._total += self.rough.message(self.history[self._counted])
+            self._counted += 1
+        return self._total + self._fixed
 
     def _tokens(self, history: list[Message]) -> int:
         return self.rough.request(history, self.transcript.system_prompt, self.transcript.tools)
@@ -373,13 +397,15 @@ class _Driver:
     # -- select_context
 
     def _select(self) -> None:
+        # The second (stability) call doubles the cost; on long conversations sample it.
+        calls = 2 if self.request % self._stable_stride == 0 else 1
         incoming = next((m for m in reversed(self.history) if m.get("role") == "user"), None)
+        pristine = self.system + self.history  # the kit's own rows: never handed to the engine
         results = []
-        for _ in range(2):
-            request = clone_messages(self.system + self.history)
+        for _ in range(calls):
+            request = clone_messages(pristine)
             conversation = clone_messages(self.history)
             inc = clone_messages([incoming])[0] if incoming is not None else None
-            keys = (freeze(request), freeze(conversation), freeze(inc))
             try:
                 result = self.engine.select_context(
                     request,
@@ -390,11 +416,12 @@ class _Driver:
             except Exception as error:
                 self.fail("valid_output", f"select_context raised {type(error).__name__}: {error}")
                 return
-            if (freeze(request), freeze(conversation), freeze(inc)) != keys:
+            # Plain ``==`` on dicts is a deep, C-speed comparison: linear and cheap per request.
+            if request != pristine or conversation != self.history or inc != incoming:
                 self.fail("inputs_not_mutated", "select_context mutated its inputs (it is request-only)")
             results.append((result, request))
-        (first, first_input), (second, _) = results
-        if freeze(first) != freeze(second):
+        first, first_input = results[0]
+        if calls == 2 and first != results[1][0]:
             self.fail("select_stable", "two calls with the same input returned different selections")
         if first is None or first is first_input:
             return
@@ -409,7 +436,6 @@ class _Driver:
 
     def _compress(self, tokens: int, *, force: bool) -> None:
         snapshot = clone_messages(self.history)
-        before_key = freeze(snapshot)
         wanted: dict[str, Any] = {
             "current_tokens": tokens,
             "focus_topic": None,
@@ -425,14 +451,14 @@ class _Driver:
             self.fail("valid_output", f"compress raised {type(error).__name__}: {error}")
             return
         if result is snapshot:
-            if freeze(snapshot) != before_key:
+            if snapshot != self.history:
                 self.fail("inputs_not_mutated", "compress returned its input (no-op) but had mutated it")
             return
         if not isinstance(result, list) or not all(isinstance(m, dict) for m in result):
             self.fail("valid_output", f"compress returned {type(result).__name__}, not a list of dicts")
             return
-        original = clone_messages(self.history)
-        if freeze(result) == freeze(original):
+        original = self.history  # never handed to the engine, so still the pre-pass state
+        if result == original:
             self.fail(
                 "noop_is_input", "compress returned an equal copy; a no-op must return the input object"
             )
@@ -450,7 +476,6 @@ class _Driver:
 
     def _prune(self, tokens: int) -> None:
         snapshot = clone_messages(self.history)
-        before_key = freeze(snapshot)
         try:
             value = self.engine.prune_tool_results_only(snapshot, current_tokens=tokens)
         except Exception as error:
@@ -468,7 +493,7 @@ class _Driver:
                 self.fail(
                     "noop_is_input", f"prune returned its input with n_pruned={n}; a no-op is (input, 0)"
                 )
-            if freeze(snapshot) != before_key:
+            if snapshot != self.history:
                 self.fail("inputs_not_mutated", "prune returned its input (no-op) but had mutated it")
             return
         if n <= 0:
@@ -477,8 +502,8 @@ class _Driver:
         if not isinstance(result, list) or not all(isinstance(m, dict) for m in result):
             self.fail("valid_output", "prune_tool_results_only returned a non-list")
             return
-        original = clone_messages(self.history)
-        if freeze(result) == freeze(original):
+        original = self.history  # never handed to the engine, so still the pre-pass state
+        if result == original:
             self.fail("noop_is_input", "prune returned an equal copy with n > 0")
         self._valid(self.system + result, "prune_tool_results_only")
         if self._tokens(result) > self._tokens(original):
@@ -492,6 +517,7 @@ class _Driver:
         new = clone_messages(result)
         stamp_identity(new, self.minter)
         self.history = new
+        self._total, self._counted = 0, 0
         self.engine.last_prompt_tokens = -1  # the host's "compression just ran" sentinel
 
     # -- shared checks
@@ -505,15 +531,26 @@ class _Driver:
 
     def _uids(self, before: list[Message], after: list[Message], hook: str) -> None:
         by_uid: dict[str, Message] = {}
-        uids_of_content: dict[Any, list[str]] = {}
         for m in before:
             uid = m.get("message_uid")
             if isinstance(uid, str) and uid:
                 by_uid.setdefault(uid, m)
-                uids_of_content.setdefault(_content_key(m), []).append(uid)
+        same = {id(m) for m in before}
+        uids_of_content: dict[Any, list[str]] | None = None  # built only if a row needs it
         kept_uids = {m.get("message_uid") for m in after}
         for i, m in enumerate(after):
             uid = m.get("message_uid")
+            absorbed = m.get("_absorbed_message_uids")
+            if absorbed:
+                self._merge(i, m, absorbed, by_uid, kept_uids, hook)
+            if id(m) in same or (isinstance(uid, str) and uid in by_uid):
+                continue  # the input row itself, or a rewrite under a known uid (a new version)
+            if uids_of_content is None:
+                uids_of_content = {}
+                for row in before:
+                    row_uid = row.get("message_uid")
+                    if isinstance(row_uid, str) and row_uid:
+                        uids_of_content.setdefault(_content_key(row), []).append(row_uid)
             expected = uids_of_content.get(_content_key(m))
             if expected and uid not in expected:
                 self.fail(
@@ -521,9 +558,6 @@ class _Driver:
                     f"{hook}: message {i} is kept unchanged but its message_uid "
                     f"{'was dropped' if not uid else f'changed to {uid!r}'} (was {expected[0]!r})",
                 )
-            absorbed = m.get("_absorbed_message_uids")
-            if absorbed:
-                self._merge(i, m, absorbed, by_uid, kept_uids, hook)
 
     def _merge(
         self, i: int, m: Message, absorbed: Any, by_uid: dict[str, Message], kept: set[Any], hook: str

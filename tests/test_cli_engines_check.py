@@ -45,12 +45,6 @@ def test_engines_table_and_config(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert "retrieval" in out and "bundled" in out
 
 
-def test_check_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "mask_window", "--threads", "2"]) == 0
-    out = capsys.readouterr().out
-    assert "PASS" in out and "select_stable" in out
-
-
 def test_check_with_transcript_json(capsys: pytest.CaptureFixture[str], shared_transcripts: Path) -> None:
     path = shared_transcripts / "tau-bench-airline" / "gpt-4o-airline.json"
     code = main(

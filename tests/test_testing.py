@@ -16,7 +16,7 @@ from contextlab import load_transcript, plugins
 from contextlab.conformance_data import chat_session, coding_session, conformance_transcripts
 from contextlab.engine import ContextEngine
 from contextlab.messages import validate_messages
-from contextlab.testing import RULES, ConformanceReport, check_engine, check_engines
+from contextlab.testing import RULES, ConformanceReport, bundled_transcripts, check_engine, check_engines
 
 SHIPPED = [
     "passthrough",
@@ -239,10 +239,12 @@ def test_unloadable_engine_is_a_failed_abc_rule() -> None:
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_every_shipped_engine_passes(name: str) -> None:
-    report = check_engine(name, threads=3)
+    report = check_engine(name, threads=2)
     assert report.ok, report.format()
     assert report.checked == list(RULES)
-    assert report.transcripts == [t.transcript_id for t in conformance_transcripts()]
+    # The built-in conformance conversations and the project's datasets (bundled transcripts).
+    assert report.transcripts == [t.transcript_id for t in bundled_transcripts()]
+    assert {"coding-agent-short", "support-agent"} <= set(report.transcripts)
 
 
 @pytest.mark.parametrize(
@@ -261,7 +263,7 @@ def test_every_shipped_engine_passes(name: str) -> None:
 def test_engines_pass_while_their_hooks_really_act(
     name: str, params: dict[str, Any], hooks: set[str]
 ) -> None:
-    report = check_engine(name, params, replay_checks=False)
+    report = check_engine(name, params, transcripts=conformance_transcripts(), replay_checks=False)
     assert report.ok, report.format()
     assert hooks <= {h for h, n in report.exercised.items() if n > 0}, report.exercised
 

@@ -46,6 +46,11 @@ def register(subparsers: Any) -> None:
         help="engine constructor parameter (repeatable; VALUE parsed as YAML)",
     )
     parser.add_argument("--threads", type=int, default=4, help="concurrent clones for the concurrency rule")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="also drive every project dataset (slow: includes a 1M-token session)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     add_plugin_options(parser)
     parser.set_defaults(run=run)
@@ -62,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         extra_transcripts=extra,
         context_length=args.context_length,
         threads=max(1, args.threads),
+        full=args.full,
     )
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.format())
     return 0 if report.ok else 1

@@ -18,7 +18,7 @@ from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
 
-from .ranking import query_terms, rank_groups
+from .ranking import query_terms, rank_groups, tokenize
 
 
 class RetrievalEngine(ContextEngine):
@@ -63,6 +63,7 @@ class RetrievalEngine(ContextEngine):
         self._selected: frozenset[str] | None = None
         self._terms: frozenset[str] = frozenset()
         self._seen: frozenset[str] = frozenset()
+        self._token_cache: dict[tuple[str, int, int], list[str]] = {}
 
     @property
     def name(self) -> str:
@@ -103,7 +104,9 @@ class RetrievalEngine(ContextEngine):
         window = budget_tokens or self.context_length
         budget = int(window * self.budget_fraction)
         messages = request_messages
-        if budget <= 0 or self._tokens.messages(messages) <= budget:
+        # One estimate per message per request; every sum below reuses it.
+        costs = [self._tokens.message(m) for m in messages]
+        if budget <= 0 or sum(costs) <= budget:
             return None
         head = parts.head_end(messages)
         recent = parts.safe_cut_at_or_before(messages, max(head, len(messages) - self.recent_messages))
@@ -112,12 +115,12 @@ class RetrievalEngine(ContextEngine):
             return None
         bounds = list(zip(starts, [*starts[1:], recent], strict=True))
         keys = [_group_key(messages, s, e) for s, e in bounds]
-        fixed = self._tokens.messages(messages[:head]) + self._tokens.messages(messages[recent:])
-        room = budget - fixed
+        group_costs = [sum(costs[s:e]) for s, e in bounds]
+        room = budget - sum(costs[:head]) - sum(costs[recent:])
         terms = query_terms(incoming_message, messages)
-        chosen = self._sticky_choice(messages, bounds, keys, terms, room)
+        chosen = self._sticky_choice(group_costs, keys, terms, room)
         if chosen is None:
-            chosen = self._reselect(messages, bounds, keys, terms, room)
+            chosen = self._reselect(messages, bounds, keys, group_costs, terms, room)
         self._terms = terms
         self._selected = frozenset(keys[i] for i in chosen)
         self._seen = frozenset(keys)
@@ -125,8 +128,7 @@ class RetrievalEngine(ContextEngine):
 
     def _sticky_choice(
         self,
-        messages: list[dict[str, Any]],
-        bounds: list[tuple[int, int]],
+        group_costs: list[int],
         keys: list[str],
         terms: frozenset[str],
         room: int,
@@ -138,7 +140,7 @@ class RetrievalEngine(ContextEngine):
         # A group not among last request's older groups was in its recent block (the request
         # included it), so keeping it keeps the request append-only.
         chosen = {i for i, k in enumerate(keys) if k in previous or k not in seen}
-        cost = sum(self._tokens.messages(messages[s:e]) for i, (s, e) in enumerate(bounds) if i in chosen)
+        cost = sum(group_costs[i] for i in chosen)
         return chosen if cost <= room else None
 
     def _reselect(
@@ -146,21 +148,32 @@ class RetrievalEngine(ContextEngine):
         messages: list[dict[str, Any]],
         bounds: list[tuple[int, int]],
         keys: list[str],
+        group_costs: list[int],
         terms: frozenset[str],
         room: int,
     ) -> set[int]:
         self.reselections += 1
-        texts = [" ".join(parts.content_text(m) for m in messages[s:e]) for s, e in bounds]
-        order = rank_groups(texts, sorted(terms))
+        documents = [self._group_tokens(messages, s, e, key) for (s, e), key in zip(bounds, keys, strict=True)]
+        order = rank_groups(documents, sorted(terms))
         chosen: set[int] = set()
         spent = 0
         fill = int(room * (1 - self.headroom))
         for i in order:
-            cost = self._tokens.messages(messages[bounds[i][0] : bounds[i][1]])
+            cost = group_costs[i]
             if spent + cost <= fill:
                 chosen.add(i)
                 spent += cost
         return chosen
+
+    def _group_tokens(self, messages: list[dict[str, Any]], start: int, end: int, key: str) -> list[str]:
+        """BM25 terms of one group, tokenized once per (group, text) and then reused."""
+        text = " ".join(parts.content_text(m) for m in messages[start:end])
+        cache_key = (key, len(text), hash(text))
+        found = self._token_cache.get(cache_key)
+        if found is None:
+            found = tokenize(text)
+            self._token_cache[cache_key] = found
+        return found
 
     def _emit(
         self,

@@ -11,7 +11,8 @@ from contextlab.engines import parts
 STOPWORDS = "en"
 
 
-def _tokens(text: str) -> list[str]:
+def tokenize(text: str) -> list[str]:
+    """Lowercased word tokens of ``text`` without English stopwords (bm25s' tokenizer)."""
     found = bm25s.tokenize([text], stopwords=STOPWORDS, return_ids=False, show_progress=False)
     return [t for t in found[0] if t] if found else []
 
@@ -23,17 +24,17 @@ def query_terms(incoming: dict[str, Any] | None, messages: list[dict[str, Any]])
         if message.get("role") == "assistant":
             texts.append(parts.content_text(message))
             break
-    return frozenset(_tokens(" ".join(texts)))
+    return frozenset(tokenize(" ".join(texts)))
 
 
-def rank_groups(texts: list[str], terms: list[str]) -> list[int]:
+def rank_groups(documents: list[list[str]], terms: list[str]) -> list[int]:
     """Group indices by descending BM25 score; ties (and zero scores) go to the newer group first."""
-    if not texts:
+    if not documents:
         return []
-    scores = [0.0] * len(texts)
+    scores = [0.0] * len(documents)
     if terms:
-        corpus = bm25s.tokenize(texts, stopwords=STOPWORDS, show_progress=False)
         retriever = bm25s.BM25()
-        retriever.index(corpus, show_progress=False)
+        # An empty document still needs a slot so indices line up with the groups.
+        retriever.index([doc or [""] for doc in documents], show_progress=False)
         scores = [float(s) for s in retriever.get_scores(terms)]
-    return sorted(range(len(texts)), key=lambda i: (-round(scores[i], 9), -i))
+    return sorted(range(len(documents)), key=lambda i: (-round(scores[i], 9), -i))
