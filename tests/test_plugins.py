@@ -310,3 +310,16 @@ def test_installed_layout_is_found_without_the_checkout(
     assert plugins.bundled_plugin_dir() == site / plugins.BUNDLED_PACKAGE / "context_engine"
     registry = Registry()
     assert {i.name for i in registry.list() if i.source == "bundled" and i.available} >= BUNDLED
+
+
+def test_retrieval_without_bm25s_is_listed_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # makes ``import bm25s`` raise ImportError
+    for name in [m for m in sys.modules if m.startswith(f"{plugins.BUNDLED_PACKAGE}.context_engine.retrieval")]:
+        monkeypatch.delitem(sys.modules, name)
+    registry = Registry()
+    listed = {i.name: i for i in registry.list()}
+    assert listed["retrieval"].available is False
+    assert "bm25s" in (listed["retrieval"].error or "")
+    assert all(listed[n].available for n in BUNDLED - {"retrieval"})
+    with pytest.raises(EngineError, match="retrieval"):
+        registry.load("retrieval")
