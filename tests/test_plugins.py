@@ -314,7 +314,9 @@ def test_installed_layout_is_found_without_the_checkout(
 
 def test_retrieval_without_bm25s_is_listed_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "bm25s", None)  # makes ``import bm25s`` raise ImportError
-    for name in [m for m in sys.modules if m.startswith(f"{plugins.BUNDLED_PACKAGE}.context_engine.retrieval")]:
+    for name in [
+        m for m in sys.modules if m.startswith(f"{plugins.BUNDLED_PACKAGE}.context_engine.retrieval")
+    ]:
         monkeypatch.delitem(sys.modules, name)
     registry = Registry()
     listed = {i.name: i for i in registry.list()}

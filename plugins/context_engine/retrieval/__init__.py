@@ -153,7 +153,9 @@ class RetrievalEngine(ContextEngine):
         room: int,
     ) -> set[int]:
         self.reselections += 1
-        documents = [self._group_tokens(messages, s, e, key) for (s, e), key in zip(bounds, keys, strict=True)]
+        documents = [
+            self._group_tokens(messages, s, e, key) for (s, e), key in zip(bounds, keys, strict=True)
+        ]
         order = rank_groups(documents, sorted(terms))
         chosen: set[int] = set()
         spent = 0

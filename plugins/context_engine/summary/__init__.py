@@ -127,6 +127,7 @@ class SummaryEngine(ContextEngine):
         # The host's rule first (threshold_percent, per-model overrides), then the preset's extras.
         super().update_model(model, context_length, base_url, api_key, provider, api_mode)
         self._apply_window()
+
     def update_from_response(self, usage: dict[str, Any]) -> None:
         parts.track_usage(self, usage)
 
