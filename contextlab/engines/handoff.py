@@ -16,12 +16,18 @@ This is composition, not a ContextEngine subclass: a plugin must subclass the ho
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from contextlab.engine import Message
 from contextlab.engines import parts
-from contextlab.engines.summarizers import ENGINES_TEMPLATE, ExtractiveSummarizer, Summarizer, SummaryRequest
+from contextlab.engines.summarizers import (
+    ENGINES_TEMPLATE,
+    ExtractiveSummarizer,
+    Summarizer,
+    SummaryFailure,
+    SummaryRequest,
+)
 
 SUMMARY_PREFIX = "[CONTEXT SUMMARY]"
 SUMMARY_LEAD = "Earlier turns were compacted into this summary. It is reference material, not a new request."
@@ -225,14 +231,65 @@ class Handoff:
         return carrier
 
 
+class AcceptingSummarizer:
+    """The LCM acceptance rule around a (usually LLM) summarizer.
+
+    Accepts the first of {primary at the budget, primary at half the budget, the extractive
+    summarizer, a deterministic head/tail truncation} that is non-empty and shorter than its input;
+    a :class:`SummaryFailure` moves on to the next candidate.
+    """
+
+    name = "accepting"
+
+    def __init__(self, primary: Summarizer) -> None:
+        self.primary = primary
+        self.fallback = ExtractiveSummarizer()
+        self._tokens = parts.TokenEstimator()
+        self.accepted: list[str] = []  # which candidate won, per call (for inspection)
+
+    def summarize(self, request: SummaryRequest) -> str:
+        source = self._tokens.messages(request.turns)
+        if request.previous_summary:
+            source += self._tokens.text(request.previous_summary)
+        candidates = (
+            ("primary", self.primary, request.budget_tokens),
+            ("primary_half", self.primary, max(1, request.budget_tokens // 2)),
+            ("extractive", self.fallback, request.budget_tokens),
+        )
+        for label, summarizer, budget in candidates:
+            try:
+                text = summarizer.summarize(replace(request, budget_tokens=budget))
+            except SummaryFailure:
+                continue
+            if text.strip() and self._tokens.text(text) < source:
+                self.accepted.append(label)
+                return text
+        self.accepted.append("truncation")
+        joined = "\n".join(parts.content_text(m) for m in request.turns)
+        keep = max(200, request.budget_tokens * 4 * 2 // 5)  # 40% head + 40% tail of the budget, in chars
+        if len(joined) <= 2 * keep:
+            return joined
+        return f"{joined[:keep]}\n[... {len(joined) - 2 * keep:,} chars truncated ...]\n{joined[-keep:]}"
+
+
 def extractive_or(summarizer: Any) -> Summarizer:
-    """Resolve the ``summarizer`` parameter: ``"extractive"`` or an object with ``summarize(request)``."""
+    """Resolve a ``summarizer`` parameter.
+
+    ``"extractive"`` (default): the offline extractive summarizer. ``"llm"``: issue-3's
+    :class:`~contextlab.engines.summarizers.llm.LLMSummarizer` configured from the environment
+    (record/replay cache), behind :class:`AcceptingSummarizer`. An object with
+    ``summarize(SummaryRequest)`` is used as is.
+    """
     if summarizer in (None, "extractive"):
         return ExtractiveSummarizer()
+    if summarizer == "llm":
+        from contextlab.engines.summarizers.llm import LLMSummarizer
+
+        return AcceptingSummarizer(LLMSummarizer())
     if isinstance(summarizer, str):
-        raise ValueError(f"unknown summarizer {summarizer!r}; use 'extractive' or pass a Summarizer object")
+        raise ValueError(f"unknown summarizer {summarizer!r}; use 'extractive', 'llm' or a Summarizer object")
     if not callable(getattr(summarizer, "summarize", None)):
-        raise ValueError("summarizer must be 'extractive' or an object with summarize(SummaryRequest)")
+        raise ValueError("summarizer must be 'extractive', 'llm' or an object with summarize(SummaryRequest)")
     return summarizer  # type: ignore[no-any-return]
 
 

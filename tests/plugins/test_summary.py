@@ -104,3 +104,43 @@ def test_host_threshold_percent_and_model_thresholds_apply() -> None:
     engine.model_thresholds = {"gpt-4o": 0.8}  # type: ignore[attr-defined]
     engine.update_model("gpt-4o-mini", 100_000)
     assert engine.threshold_tokens == 80_000
+
+
+class _Verbose:
+    """A stand-in LLM that answers with more text than it was given."""
+
+    name = "verbose"
+
+    def summarize(self, request: object) -> str:
+        return "word " * 100_000
+
+
+class _Failing:
+    name = "failing"
+
+    def summarize(self, request: object) -> str:
+        from contextlab.engines.summarizers import FailureKind, SummaryFailure
+
+        raise SummaryFailure(FailureKind.TIMEOUT, "no answer")
+
+
+def test_acceptance_rule_falls_back_to_extractive() -> None:
+    from contextlab.engines.handoff import AcceptingSummarizer
+
+    for primary in (_Verbose(), _Failing()):
+        accepting = AcceptingSummarizer(primary)
+        engine = load("summary", tail_messages=4, summarizer=accepting)
+        result = engine.compress(tool_session(20, users=2))
+        assert any(is_carrier(m) for m in result)
+        assert accepting.accepted == ["extractive"]
+
+
+def test_llm_summarizer_in_replay_mode_without_cache_is_offline(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONTEXTLAB_LLM_CACHE", str(tmp_path))
+    monkeypatch.setenv("CONTEXTLAB_LLM_MODEL", "")
+    engine = load("summary", tail_messages=4, summarizer="llm")
+    result = engine.compress(tool_session(20, users=2))  # no model configured: NO_PROVIDER -> extractive
+    assert any(is_carrier(m) for m in result)
+    assert engine.handoff.summarizer.accepted == ["extractive"]  # type: ignore[union-attr]

@@ -41,7 +41,8 @@ class SummaryEngine(ContextEngine):
             clamp(0.025 x window, 10k, 25k)).
         keep_user_tokens: Also keep the span's newest user messages verbatim up to this many tokens (Codex).
         max_events: Also compress when the history holds more messages than this (OpenHands).
-        summarizer: ``"extractive"`` or an object with ``summarize(SummaryRequest)``.
+        summarizer: ``"extractive"``, ``"llm"`` (record/replay LLM behind the LCM acceptance rule) or an
+            object with ``summarize(SummaryRequest)``.
     """
 
     def __init__(
