@@ -13,7 +13,16 @@ from collections.abc import Sequence
 
 from contextlab.errors import ContextLabError
 
-COMMAND_MODULES: tuple[str, ...] = ("replay", "convert", "datasets", "calibrate", "bench", "report")
+COMMAND_MODULES: tuple[str, ...] = (
+    "replay",
+    "bench",
+    "engines",
+    "check",
+    "calibrate",
+    "report",
+    "convert",
+    "datasets",
+)
 """Sub-command modules under ``contextlab.cli``, in the order ``--help`` lists them."""
 
 

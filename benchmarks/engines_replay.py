@@ -1,0 +1,94 @@
+"""Replay one long real transcript through every engine; print what each did and how long it took.
+
+Usage::
+
+    python benchmarks/engines_replay.py [PATH] [--context-length N] [--overhead N]
+
+PATH defaults to the longest Claude Code session under ``$CONTEXTLAB_TRANSCRIPTS`` (or
+``../shared/transcripts``). The Claude Code logs omit the ~26k-token system prompt and tool schemas,
+hence ``--overhead 26000`` by default. Wall time is reported as a ratio to ``passthrough`` measured
+in the same run (the replay host's own cost), so the engine's added cost is visible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from contextlab import load_transcript, replay
+from contextlab.host import HostSettings
+
+ENGINES = [
+    ("passthrough", {}),
+    ("compressor", {}),
+    ("mask_window", {}),
+    ("mask_window", {"polling": 5}),
+    ("clear_tool_uses", {}),
+    ("summary", {}),
+    ("summary", {"preset": "claude_code"}),
+    ("hybrid", {}),
+    ("lcm", {}),
+    ("retrieval", {}),
+]
+
+
+def default_path() -> Path:
+    root = Path(
+        os.environ.get(
+            "CONTEXTLAB_TRANSCRIPTS", Path(__file__).resolve().parents[2] / "shared" / "transcripts"
+        )
+    )
+    sessions = sorted((root / "claude-code").glob("*-*-*-*-*.jsonl"), key=lambda p: p.stat().st_size)
+    if not sessions:
+        raise SystemExit(f"no Claude Code sessions under {root}/claude-code; pass a PATH")
+    return sessions[-1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", default=None)
+    parser.add_argument("--context-length", type=int, default=200_000)
+    parser.add_argument("--overhead", type=int, default=26_000)
+    args = parser.parse_args()
+    path = Path(args.path) if args.path else default_path()
+    transcript = load_transcript(path)
+    settings = HostSettings(context_length=args.context_length, fixed_overhead_tokens=args.overhead)
+    rows = []
+    replay(transcript, "passthrough", settings)  # warm-up: tokenizer load, imports, first-touch memos
+    base_wall = None
+    for name, params in ENGINES:
+        started = time.perf_counter()
+        result = replay(transcript, name, settings, params=params)
+        wall = time.perf_counter() - started
+        base_wall = base_wall or wall
+        s = result.summary
+        rows.append(
+            {
+                "engine": name
+                + ("" if not params else " " + ",".join(f"{k}={v}" for k, v in params.items())),
+                "status": s["status"],
+                "compactions": s["compactions"],
+                "prunes": s["prunes"],
+                "peak_prompt": s["prompt_tokens_max"],
+                "prompt_total": s["prompt_tokens_total"],
+                "prefix_breaks": s["prefix_breaks"],
+                "prefix_share": round(s["prefix_share"], 3),
+                "violations": s["violations"],
+                "overflows": s["overflows"],
+                "wall_s": round(wall, 2),
+                "wall_x_passthrough": round(wall / base_wall, 2),
+            }
+        )
+    print(
+        f"{transcript.transcript_id}: {len(transcript.messages)} messages, {transcript.n_requests} requests, "
+        f"window {args.context_length:,}, overhead {args.overhead:,}"
+    )
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

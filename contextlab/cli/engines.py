@@ -1,0 +1,70 @@
+"""``contextlab engines [--json]``: every engine contextlab can load, with source and availability."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import pandas as pd
+
+from contextlab import plugins
+from contextlab.cli.common import format_table
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "engines", help="list available engines (built-in and plugins)", description=__doc__
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON list")
+    add_plugin_options(parser)
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="CONFIG_YAML",
+        help="also say which engine a host config.yaml selects (context: engine:)",
+    )
+    parser.set_defaults(run=run)
+
+
+def add_plugin_options(parser: argparse.ArgumentParser) -> None:
+    """``--plugin-path DIR`` (repeatable): more plugin folders to discover."""
+    parser.add_argument(
+        "--plugin-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of <name>/ plugin folders to discover too (repeatable)",
+    )
+
+
+def apply_plugin_options(args: argparse.Namespace) -> None:
+    for path in args.plugin_path:
+        plugins.add_plugin_path(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    apply_plugin_options(args)
+    selected = plugins.engine_from_config(args.config) if args.config else None
+    infos = plugins.list_engines()
+    rows = [{**info.as_dict(), **({"selected": info.name == selected} if selected else {})} for info in infos]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = pd.DataFrame(
+        [
+            {
+                "name": r["name"] + (" *" if r.get("selected") else ""),
+                "source": r["source"],
+                "version": r["version"],
+                "available": "yes" if r["available"] else f"no: {r['error']}",
+                "description": r["description"][:70],
+            }
+            for r in rows
+        ]
+    )
+    print(format_table(table))
+    if selected:
+        note = "" if selected in {r["name"] for r in rows} else " (not found!)"
+        print(f"\n* selected by {args.config}: {selected}{note}")
+    return 0

@@ -1,0 +1,656 @@
+"""Engine discovery: every way the Hermes host finds a context engine, plus Python entry points.
+
+Sources, in precedence order on a name clash (the host's rule: bundled wins):
+
+1. ``bundled``: ``plugins/context_engine/<name>/`` shipped with contextlab (the repo's top-level
+   ``plugins/`` folder in a source checkout, the ``contextlab_plugins`` package in an installed wheel);
+2. ``folder``: folders passed in (:func:`add_plugin_path`, ``--plugin-path``), then ``user``: folders in
+   ``$CONTEXTLAB_PLUGIN_PATH`` (``os.pathsep``-separated; the host's ``$HERMES_HOME/plugins``);
+3. ``entry_point``: the ``contextlab.engines`` entry-point group (a class, an instance, a factory or a
+   module with ``register(ctx)``);
+4. ``registered``: :func:`register_plugin_module` (a module whose ``register(ctx)`` calls
+   ``ctx.register_context_engine``) and :func:`register_engine`.
+
+A plugin folder holds ``__init__.py`` and ``plugin.yaml`` (``name``, ``description``, ``version``).
+Discovery reads metadata only; a plugin is imported when it is loaded or listed with
+:func:`list_engines`. An import failure marks that plugin unavailable with its reason and never
+stops the others. ``$CONTEXTLAB_LOAD_PLUGINS`` (comma-separated names; empty means none) restricts
+which *third-party* plugins (folder, user, entry point) are considered; bundled ones always are.
+Plugins are never auto-activated: :func:`engine_from_config` reads ``context: engine:`` from a
+``config.yaml``, as the host does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import logging
+import os
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from contextlab.engine import ContextEngine
+from contextlab.errors import ConfigError, EngineError
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "contextlab.engines"
+PLUGIN_PATH_ENV = "CONTEXTLAB_PLUGIN_PATH"
+LOAD_PLUGINS_ENV = "CONTEXTLAB_LOAD_PLUGINS"
+QUALIFY_BYTES = 8192
+"""The host only considers a user folder whose ``__init__.py`` mentions the engine API in its first 8 KB."""
+QUALIFY_WORDS = ("register_context_engine", "ContextEngine")
+BUNDLED_PACKAGE = "contextlab_plugins"
+"""Import name of the bundled plugins in an installed wheel (``plugins/`` mapped by setuptools)."""
+SOURCES = ("builtin", "bundled", "folder", "user", "entry_point", "registered")
+
+Factory = Callable[[Mapping[str, Any]], ContextEngine]
+
+
+@dataclass
+class PluginInfo:
+    """One discovered engine.
+
+    Attributes:
+        name: The engine name (``plugin.yaml`` ``name``, the entry-point name, or ``engine.name``).
+        source: ``builtin``, ``bundled``, ``folder``, ``user``, ``entry_point`` or ``registered``.
+        location: Folder, ``module:attr`` or distribution it came from.
+        description: One line from the metadata (or the class docstring).
+        version: Plugin or distribution version ("" when unknown).
+        available: False once loading it failed (see ``error``); None until it was tried.
+        error: Why it is unavailable (import error, bad metadata, no engine found).
+    """
+
+    name: str
+    source: str
+    location: str
+    description: str = ""
+    version: str = ""
+    available: bool | None = None
+    error: str | None = None
+    _loader: Callable[[], Factory] | None = field(default=None, repr=False, compare=False)
+    _factory: Factory | None = field(default=None, repr=False, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The public fields, JSON-ready."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "location": self.location,
+            "description": self.description,
+            "version": self.version,
+            "available": self.available,
+            "error": self.error,
+        }
+
+
+# --------------------------------------------------------------------------- register(ctx)
+
+
+class PluginContext:
+    """The ``ctx`` a module's ``register(ctx)`` receives (the host's plugin context, engine part).
+
+    Only one engine may be registered per context: a second is refused with a warning, as the host
+    does. ``register_command`` is accepted and recorded (contextlab has no slash commands).
+    """
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.engine: ContextEngine | None = None
+        self.commands: dict[str, Any] = {}
+        self.warnings: list[str] = []
+
+    def register_context_engine(self, engine: ContextEngine) -> None:
+        if not isinstance(engine, ContextEngine):
+            raise EngineError(
+                f"{self.label}: register_context_engine expects a ContextEngine, got {type(engine).__name__}"
+            )
+        if self.engine is not None:
+            message = (
+                f"{self.label}: a context engine ({_engine_name(self.engine)!r}) is already registered; "
+                f"ignoring {_engine_name(engine)!r}"
+            )
+            log.warning(message)
+            self.warnings.append(message)
+            return
+        self.engine = engine
+
+    def register_command(self, name: str, handler: Any, *args: Any, **kwargs: Any) -> None:
+        self.commands[name] = handler
+
+    def __getattr__(self, name: str) -> Any:
+        # General plugins may call other registration hooks the host offers (tools, memory...):
+        # contextlab hosts only engines, so those calls are accepted and ignored.
+        if name.startswith("register_"):
+            return lambda *a, **k: None
+        raise AttributeError(name)
+
+
+def factory_from_object(obj: Any, label: str) -> Factory:
+    """A factory of fresh engines from a class, an instance, a module with ``register(ctx)`` or a callable.
+
+    Instances (also those captured through ``register(ctx)``) are copied with ``clone_for_agent()`` for
+    every run; parameters then construct a new instance of the engine's class instead.
+    """
+    if isinstance(obj, types.ModuleType):
+        return _factory_from_module(obj, label)
+    if isinstance(obj, type) and issubclass(obj, ContextEngine):
+        return _class_factory(obj, label)
+    if isinstance(obj, ContextEngine):
+        return _instance_factory(obj, label)
+    if callable(obj):
+        made = obj()
+        if isinstance(made, ContextEngine) or (isinstance(made, type) and issubclass(made, ContextEngine)):
+            return factory_from_object(made, label)
+        raise EngineError(f"{label}: factory returned {type(made).__name__}, not a ContextEngine")
+    raise EngineError(f"{label}: {type(obj).__name__} is not an engine class, instance, factory or module")
+
+
+def _class_factory(cls: type[ContextEngine], label: str) -> Factory:
+    def make(params: Mapping[str, Any]) -> ContextEngine:
+        try:
+            return cls(**dict(params))
+        except TypeError as error:
+            raise EngineError(f"engine {label!r}: bad parameters {sorted(params)}: {error}") from error
+        except Exception as error:
+            raise EngineError(f"engine {label!r} failed to start: {type(error).__name__}: {error}") from error
+
+    return make
+
+
+def _instance_factory(engine: ContextEngine, label: str) -> Factory:
+    def make(params: Mapping[str, Any]) -> ContextEngine:
+        if params:
+            return _class_factory(type(engine), label)(params)
+        try:
+            return engine.clone_for_agent()
+        except Exception as error:
+            # The host logs and falls back to the compressor; contextlab reports it instead.
+            raise EngineError(
+                f"context engine {label!r} could not be safely copied for this agent: {error}"
+            ) from error
+
+    return make
+
+
+def _factory_from_module(module: types.ModuleType, label: str) -> Factory:
+    register = getattr(module, "register", None)
+    if callable(register):
+        ctx = PluginContext(label)
+        register(ctx)
+        if ctx.engine is None:
+            raise EngineError(f"{label}: register(ctx) did not call ctx.register_context_engine")
+        return _instance_factory(ctx.engine, label)
+    classes = [
+        obj
+        for obj in vars(module).values()
+        if isinstance(obj, type)
+        and issubclass(obj, ContextEngine)
+        and obj is not ContextEngine
+        and not getattr(obj, "__abstractmethods__", None)
+    ]
+    # Prefer a class defined in the plugin itself over one it merely imports.
+    own = [
+        c
+        for c in classes
+        if c.__module__ == module.__name__ or c.__module__.startswith(module.__name__ + ".")
+    ]
+    found = own or classes
+    if not found:
+        raise EngineError(f"{label}: no register(ctx) and no ContextEngine subclass in {module.__name__}")
+    return _class_factory(sorted(found, key=lambda c: c.__qualname__)[0], label)
+
+
+# --------------------------------------------------------------------------- plugin folders
+
+
+def bundled_plugin_dir() -> Path | None:
+    """The bundled ``context_engine`` folder: the source checkout's, else the installed package's."""
+    checkout = Path(__file__).resolve().parent.parent / "plugins" / "context_engine"
+    if checkout.is_dir():
+        return checkout
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            installed = Path(location) / "context_engine"
+            if installed.is_dir():
+                return installed
+    return None
+
+
+def read_plugin_yaml(folder: Path) -> dict[str, str]:
+    """Validated ``plugin.yaml`` of a plugin folder: ``name``, ``description``, ``version`` as strings.
+
+    Raises:
+        EngineError: Missing file, bad YAML, not a mapping, or a missing/empty/non-string field.
+    """
+    path = folder / "plugin.yaml"
+    if not path.is_file():
+        raise EngineError(f"{path}: missing plugin.yaml (expected name, description, version)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise EngineError(f"{path}{where}: invalid YAML: {getattr(error, 'problem', error)}") from error
+    if not isinstance(data, dict):
+        raise EngineError(
+            f"{path}: expected a mapping with name, description, version; got {type(data).__name__}"
+        )
+    out: dict[str, str] = {}
+    for key in ("name", "description", "version"):
+        value = data.get(key)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise EngineError(f"{path}: field {key!r} is missing or empty")
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise EngineError(f"{path}: field {key!r} must be a string, got {type(value).__name__}")
+        out[key] = str(value).strip()
+    if out["name"] != folder.name:
+        raise EngineError(f"{path}: name {out['name']!r} does not match its folder {folder.name!r}")
+    return out
+
+
+def _qualifies(init: Path) -> bool:
+    try:
+        head = init.read_bytes()[:QUALIFY_BYTES].decode("utf-8", "replace")
+    except OSError:
+        return False
+    return any(word in head for word in QUALIFY_WORDS)
+
+
+def _folder_infos(root: Path, source: str) -> list[PluginInfo]:
+    infos: list[PluginInfo] = []
+    if not root.is_dir():
+        log.warning("plugin folder %s does not exist", root)
+        return infos
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        init = folder / "__init__.py"
+        if not init.is_file():
+            continue
+        if source != "bundled" and not _qualifies(init):
+            continue
+        info = PluginInfo(name=folder.name, source=source, location=str(folder))
+        try:
+            meta = read_plugin_yaml(folder)
+        except EngineError as error:
+            info.available, info.error = False, str(error)
+        else:
+            info.description, info.version = meta["description"], meta["version"]
+            info._loader = _folder_loader(folder, source)
+        infos.append(info)
+    return infos
+
+
+def _module_name(folder: Path, source: str) -> str:
+    if source == "bundled":
+        return f"{BUNDLED_PACKAGE}.context_engine.{folder.name}"
+    # A synthetic namespace per folder, so two user folders can hold plugins of the same name.
+    digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:10]
+    return f"contextlab_user_plugins.p{digest}.{folder.name}"
+
+
+def _folder_loader(folder: Path, source: str) -> Callable[[], Factory]:
+    def load() -> Factory:
+        module = import_plugin_folder(folder, _module_name(folder, source))
+        return _factory_from_module(module, folder.name)
+
+    return load
+
+
+_import_lock = threading.RLock()
+
+
+def import_plugin_folder(folder: Path, module_name: str) -> types.ModuleType:
+    """Import ``folder/__init__.py`` as package ``module_name`` (sibling modules import relatively)."""
+    with _import_lock:
+        existing = sys.modules.get(module_name)
+        if existing is not None and Path(getattr(existing, "__file__", "")).parent == folder:
+            return existing
+        _ensure_parents(module_name, folder)
+        spec = importlib.util.spec_from_file_location(
+            module_name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+        if spec is None or spec.loader is None:
+            raise EngineError(f"{folder}: cannot import __init__.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_name, None)
+            raise
+        return module
+
+
+def _ensure_parents(module_name: str, folder: Path) -> None:
+    parts = module_name.split(".")[:-1]
+    for i in range(1, len(parts) + 1):
+        name = ".".join(parts[:i])
+        if name in sys.modules:
+            continue
+        if name == BUNDLED_PACKAGE and importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+            continue
+        parent = types.ModuleType(name)
+        parent.__path__ = [str(folder.parent)] if i == len(parts) else []
+        sys.modules[name] = parent
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def _entry_point_infos() -> list[PluginInfo]:
+    infos: list[PluginInfo] = []
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        dist = getattr(ep, "dist", None)
+        info = PluginInfo(
+            name=ep.name,
+            source="entry_point",
+            location=f"{ep.value} ({dist.name})" if dist is not None else ep.value,
+            version=str(dist.version) if dist is not None else "",
+        )
+        info._loader = _entry_point_loader(ep, info)
+        infos.append(info)
+    return infos
+
+
+def _entry_point_loader(ep: metadata.EntryPoint, info: PluginInfo) -> Callable[[], Factory]:
+    def load() -> Factory:
+        obj = ep.load()
+        if not info.description:
+            doc = (getattr(obj, "__doc__", None) or "").strip()
+            info.description = doc.splitlines()[0] if doc else ""
+        return factory_from_object(obj, ep.name)
+
+    return load
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+class Registry:
+    """All discovered engines for a set of plugin folders; loads each plugin at most once."""
+
+    def __init__(self, paths: Iterable[str | Path] = ()) -> None:
+        self._lock = threading.RLock()
+        self._extra_paths = [Path(p) for p in paths]
+        self._registered: list[PluginInfo] = []
+        self._infos: dict[str, PluginInfo] | None = None
+        self.shadowed: list[PluginInfo] = []
+
+    # -- configuration
+
+    def add_path(self, path: str | Path) -> None:
+        """Also discover plugins in ``path`` (a folder of ``<name>/`` plugin folders)."""
+        with self._lock:
+            folder = Path(path)
+            if not folder.is_dir():
+                raise ConfigError(f"plugin folder {folder} does not exist")
+            if folder not in self._extra_paths:
+                self._extra_paths.append(folder)
+            self._infos = None
+
+    def register_module(self, module: str | types.ModuleType) -> str:
+        """Load an engine through a module's ``register(ctx)``; returns its name."""
+        mod = importlib.import_module(module) if isinstance(module, str) else module
+        factory = _factory_from_module(mod, mod.__name__)
+        name = _engine_name(factory({}))
+        return self._add_registered(name, mod.__name__, factory, mod.__doc__)
+
+    def register_engine(self, engine: type[ContextEngine] | ContextEngine, name: str | None = None) -> str:
+        """Make a class or instance resolvable by name (the notebook prototyping path)."""
+        label = name or str(getattr(engine, "__name__", type(engine).__name__))
+        factory = factory_from_object(engine, label)
+        resolved = name or _engine_name(factory({}))
+        return self._add_registered(resolved, f"{type(engine).__module__}", factory, engine.__doc__)
+
+    def _add_registered(self, name: str, location: str, factory: Factory, doc: str | None) -> str:
+        first = (doc or "").strip().splitlines()
+        info = PluginInfo(name, "registered", location, description=first[0] if first else "", available=True)
+        info._factory = factory
+        with self._lock:
+            self._registered = [i for i in self._registered if i.name != name] + [info]
+            self._infos = None
+        return name
+
+    def refresh(self) -> None:
+        """Forget discovery results (a new folder, an installed distribution, a changed env var)."""
+        with self._lock:
+            self._infos = None
+
+    # -- discovery
+
+    def infos(self) -> dict[str, PluginInfo]:
+        """Name → info for every discovered engine (metadata only, nothing imported)."""
+        with self._lock:
+            if self._infos is None:
+                self._infos = self._discover()
+            return self._infos
+
+    def _discover(self) -> dict[str, PluginInfo]:
+        from contextlab.engines import BUILTIN_ENGINES
+
+        candidates: list[PluginInfo] = [
+            PluginInfo(
+                name, "builtin", target, description=_builtin_description(name), version=_own_version()
+            )
+            for name, target in sorted(BUILTIN_ENGINES.items())
+        ]
+        bundled = bundled_plugin_dir()
+        if bundled is not None:
+            candidates += _folder_infos(bundled, "bundled")
+        allowed = _allowed_third_party()
+        third: list[PluginInfo] = []
+        for path in self._extra_paths:
+            third += _folder_infos(path, "folder")
+        for path in _env_paths():
+            third += _folder_infos(path, "user")
+        try:
+            third += _entry_point_infos()
+        except Exception as error:  # a broken distribution must not hide every other engine
+            log.warning("reading %s entry points failed: %s", ENTRY_POINT_GROUP, error)
+        candidates += [i for i in third if allowed is None or i.name in allowed]
+        candidates += self._registered
+        found: dict[str, PluginInfo] = {}
+        self.shadowed = []
+        for info in candidates:
+            if info.name in found and info.source != "registered":
+                # First source wins: builtin, then bundled (the host's rule), then the rest in order.
+                self.shadowed.append(info)
+                continue
+            found[info.name] = info
+        return found
+
+    def names(self) -> list[str]:
+        return sorted(self.infos())
+
+    # -- loading
+
+    def factory(self, name: str) -> Factory:
+        """The engine factory for ``name`` (imports the plugin once)."""
+        info = self.infos().get(name)
+        if info is None:
+            raise EngineError(unknown_engine_message(name, self.names()))
+        with self._lock:
+            if info._factory is not None:
+                return info._factory
+            if info.source == "builtin":
+                from contextlab.engines import builtin_engine_class
+
+                info._factory = _class_factory(builtin_engine_class(name), name)
+                info.available = True
+                return info._factory
+            if info._loader is None:
+                raise EngineError(f"engine {name!r} ({info.location}) is unavailable: {info.error}")
+            try:
+                info._factory = info._loader()
+            except EngineError as error:
+                info.available, info.error = False, str(error)
+                raise
+            except Exception as error:
+                info.available, info.error = False, f"{type(error).__name__}: {error}"
+                raise EngineError(
+                    f"engine {name!r} ({info.location}) failed to load: {info.error}"
+                ) from error
+            info.available, info.error = True, None
+            return info._factory
+
+    def load(self, name: str, params: Mapping[str, Any] | None = None) -> ContextEngine:
+        """A fresh engine instance named ``name`` (``params`` go to its constructor)."""
+        engine = self.factory(name)(dict(params or {}))
+        actual = _engine_name(engine)
+        if actual != name:
+            log.warning("engine loaded as %r reports name %r", name, actual)
+        return engine
+
+    def list(self) -> list[PluginInfo]:
+        """Every discovered engine, loaded once to learn whether it is available (failures reported)."""
+        infos = self.infos()
+        for name in sorted(infos):
+            with contextlib.suppress(EngineError):
+                self.factory(name)
+        return [infos[n] for n in sorted(infos)]
+
+
+def _builtin_description(name: str) -> str:
+    from contextlab.engines import builtin_engine_class
+
+    try:
+        doc = (builtin_engine_class(name).__doc__ or "").strip()
+    except Exception as error:
+        return f"(failed to import: {error})"
+    return doc.splitlines()[0] if doc else ""
+
+
+def _own_version() -> str:
+    try:
+        return metadata.version("contextlab")
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def _env_paths() -> list[Path]:
+    raw = os.environ.get(PLUGIN_PATH_ENV, "")
+    return [Path(p) for p in raw.split(os.pathsep) if p.strip()]
+
+
+def _allowed_third_party() -> set[str] | None:
+    raw = os.environ.get(LOAD_PLUGINS_ENV)
+    if raw is None:
+        return None
+    return {n.strip() for n in raw.split(",") if n.strip()}
+
+
+def _engine_name(engine: ContextEngine) -> str:
+    try:
+        return str(engine.name)
+    except Exception:
+        return type(engine).__name__
+
+
+def unknown_engine_message(name: str, names: list[str]) -> str:
+    """ "unknown engine 'x'; did you mean 'y'? (available: ...)"."""
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown engine {name!r}{hint} (available: {', '.join(names)})"
+
+
+# --------------------------------------------------------------------------- module-level API
+
+_default = Registry()
+
+
+def default_registry() -> Registry:
+    """The process-wide registry :func:`contextlab.replay` resolves names through."""
+    return _default
+
+
+def discovered_names() -> list[str]:
+    """Names of every discovered engine (builtin and plugins)."""
+    return _default.names()
+
+
+def load_engine(name: str, params: Mapping[str, Any] | None = None) -> ContextEngine:
+    """A fresh instance of the engine named ``name``.
+
+    Raises:
+        EngineError: Unknown name (with "did you mean"), a plugin that fails to import, bad params.
+    """
+    return _default.load(name, params)
+
+
+def list_engines(paths: Iterable[str | Path] = ()) -> list[PluginInfo]:
+    """Every engine with source, description, version and availability (imports each plugin)."""
+    registry = _default
+    for path in paths:
+        registry.add_path(path)
+    return registry.list()
+
+
+def add_plugin_path(path: str | Path) -> None:
+    """Discover plugin folders under ``path`` too."""
+    _default.add_path(path)
+
+
+def register_plugin_module(module: str | types.ModuleType) -> str:
+    """Load an engine through ``module.register(ctx)`` and make it resolvable by name."""
+    return _default.register_module(module)
+
+
+def register_engine(engine: type[ContextEngine] | ContextEngine, name: str | None = None) -> str:
+    """Make a class or instance resolvable by name."""
+    return _default.register_engine(engine, name)
+
+
+def refresh() -> None:
+    """Re-run discovery on next use."""
+    _default.refresh()
+
+
+def engine_from_config(path: str | Path) -> str:
+    """The engine a host ``config.yaml`` selects (``context: engine: <name>``; default ``compressor``).
+
+    Raises:
+        ConfigError: Unreadable file, bad YAML or a wrongly shaped ``context`` section.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from error
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{where}: invalid YAML: {getattr(error, 'problem', error)}") from error
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    context = data.get("context", {})
+    if context is None:
+        context = {}
+    if not isinstance(context, dict):
+        raise ConfigError(f"{path}: 'context' must be a mapping with an 'engine' key")
+    name = context.get("engine", "compressor")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{path}: context.engine must be a non-empty string, got {name!r}")
+    return name.strip()
+
+
+def load_config_engine(path: str | Path, params: Mapping[str, Any] | None = None) -> ContextEngine:
+    """The engine a ``config.yaml`` selects, loaded (never auto-activates anything else)."""
+    from contextlab.engines import resolve_engine
+
+    return resolve_engine(engine_from_config(path), params)

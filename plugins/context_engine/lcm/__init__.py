@@ -1,0 +1,327 @@
+"""``lcm``: lossless hierarchical summary DAG with recall tools (engines.md §5 E5).
+
+Every message the engine sees is ingested once into an immutable store. When the prompt passes
+``context_threshold`` of the window, ``compress`` summarizes the raw backlog outside the fresh tail
+into leaf nodes (``leaf_chunk_tokens`` chunks at safe cuts, escalating L1 -> L2 -> L3 until the output
+is shorter than its input), condenses ``condensation_fanin`` uncondensed nodes into a deeper node
+while ``depth < max_depth``, and assembles ``[one row per uncondensed node, deepest first] + [fresh
+tail]``. Nothing is lost: ``lcm_grep`` / ``lcm_describe`` / ``lcm_expand`` reach every stored row.
+Depends on ``contextlab.engines`` (contextlab importable).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.context_engine import ContextEngine
+
+from contextlab.engines import parts
+from contextlab.engines.summarizers import ENGINES_TEMPLATE, ExtractiveSummarizer, SummaryRequest
+
+from . import tools
+from .store import NODE_FLAG, Node, Store, node_id
+
+USAGE_NOTE = (
+    "Older conversation is stored losslessly. Summaries below name their ids; use lcm_grep to search "
+    "everything, lcm_describe(id) for a summary's sources and lcm_expand(id) to read them."
+)
+SUMMARY_HEADER = "[LCM summary"
+L3_TOKENS = 512
+
+
+class LcmEngine(ContextEngine):
+    """Lossless context management: summary DAG over an immutable store, plus recall tools.
+
+    Args:
+        context_threshold: Share of the window where compaction fires (hermes-lcm: 0.75).
+        fresh_tail_count: Newest messages kept raw (64); extended to the newest user message.
+        fresh_tail_max_tokens: Cap on the fresh tail in tokens (None: only used as an overflow guard).
+        leaf_chunk_tokens: Raw backlog size that justifies a leaf pass, and the chunk size (20,000).
+        leaf_target_tokens: Budget of a leaf summary (2,400).
+        condensation_fanin: Uncondensed nodes merged into one deeper node (4).
+        max_depth: Deepest condensation level (1).
+        condensed_target_tokens: Budget of a condensed node (2,000).
+        leaf_mode: ``"chunked"`` (lossless-claw sweep) or ``"whole"`` (hermes-lcm v0.7: one leaf per pass).
+        large_output_chars: Tool outputs longer than this are shown as a stub with their store id (12,000).
+    """
+
+    def __init__(
+        self,
+        context_threshold: float = 0.75,
+        fresh_tail_count: int = 64,
+        fresh_tail_max_tokens: int | None = None,
+        leaf_chunk_tokens: int = 20_000,
+        leaf_target_tokens: int = 2_400,
+        condensation_fanin: int = 4,
+        max_depth: int = 1,
+        condensed_target_tokens: int = 2_000,
+        leaf_mode: str = "chunked",
+        large_output_chars: int = 12_000,
+        context_length: int = 0,
+    ) -> None:
+        if leaf_mode not in ("chunked", "whole"):
+            raise ValueError(f"leaf_mode must be 'chunked' or 'whole', got {leaf_mode!r}")
+        if condensation_fanin < 2 or max_depth < 0 or fresh_tail_count < 1:
+            raise ValueError("need condensation_fanin >= 2, max_depth >= 0, fresh_tail_count >= 1")
+        self.context_threshold = float(context_threshold)
+        self.threshold_percent = self.context_threshold
+        self.fresh_tail_count = int(fresh_tail_count)
+        self.fresh_tail_max_tokens = fresh_tail_max_tokens
+        self.leaf_chunk_tokens = int(leaf_chunk_tokens)
+        self.leaf_target_tokens = int(leaf_target_tokens)
+        self.condensation_fanin = int(condensation_fanin)
+        self.max_depth = int(max_depth)
+        self.condensed_target_tokens = int(condensed_target_tokens)
+        self.leaf_mode = leaf_mode
+        self.large_output_chars = int(large_output_chars)
+        self.context_length = int(context_length)
+        self.threshold_tokens = int(self.context_length * self.context_threshold)
+        self.store = Store()
+        self._summarizer = ExtractiveSummarizer()
+        self._tokens = parts.TokenEstimator()
+
+    @property
+    def name(self) -> str:
+        return "lcm"
+
+    # ------------------------------------------------------------------ host hooks
+
+    def update_from_response(self, usage: dict[str, Any]) -> None:
+        parts.track_usage(self, usage)
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        return self.threshold_tokens > 0 and parts.pressure(self, prompt_tokens) >= self.threshold_tokens
+
+    def on_turn_complete(
+        self, messages: list[dict[str, Any]], usage: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        self.store.ingest(messages)
+
+    def on_session_reset(self) -> None:
+        super().on_session_reset()
+        self.store = Store()
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        schemas: list[dict[str, Any]] = json.loads(json.dumps(tools.SCHEMAS))  # a copy the host may keep
+        return schemas
+
+    def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        live = kwargs.get("messages")
+        if isinstance(live, list):
+            self.store.ingest([m for m in live if isinstance(m, dict)])
+        return tools.handle(self.store, name, args)
+
+    # ------------------------------------------------------------------ compaction
+
+    def compress(
+        self,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[dict[str, Any]]:
+        self.store.ingest(messages)
+        shown = [m[NODE_FLAG] for m in messages if m.get(NODE_FLAG) in self.store.nodes]
+        raw = [m for m in messages if not m.get(NODE_FLAG)]
+        tail_start = self._tail_start(raw, extend_to_user=True)
+        tops, leftover = self._passes(raw[:tail_start], shown, force, focus_topic)
+        result = self._assemble(tops, leftover, raw[tail_start:])
+        if self.threshold_tokens and self._tokens.messages(result) >= self.threshold_tokens:
+            # Overflow guard: the fresh tail itself is too big; cap it and sweep again.
+            tail_start = self._tail_start(raw, extend_to_user=False)
+            tops, leftover = self._passes(raw[:tail_start], shown, True, focus_topic)
+            result = self._assemble(tops, leftover, raw[tail_start:])
+        if (
+            [m.get(NODE_FLAG) for m in result] == [m.get(NODE_FLAG) for m in messages]
+            and len(result) == len(messages)
+            and all(a is b for a, b in zip(result, messages, strict=True))
+        ):
+            return messages
+        if self._tokens.messages(result) >= self._tokens.messages(messages):
+            return messages
+        self.compression_count += 1
+        return result
+
+    def _tail_start(self, raw: list[dict[str, Any]], *, extend_to_user: bool) -> int:
+        start = max(0, len(raw) - self.fresh_tail_count)
+        if extend_to_user:
+            newest = parts.newest_user_index(raw)
+            if newest is not None and newest < start and self.fresh_tail_max_tokens is None:
+                start = newest
+        cap = self.fresh_tail_max_tokens
+        if cap is None and not extend_to_user:
+            cap = max(1, self.threshold_tokens // 4)
+        if cap is not None:
+            spent, floor = 0, len(raw)
+            while floor > start and spent + self._tokens.message(raw[floor - 1]) <= cap:
+                spent += self._tokens.message(raw[floor - 1])
+                floor -= 1
+            start = floor
+        start = parts.safe_cut_at_or_before(raw, start)
+        if start == 0 and not extend_to_user:
+            start = parts.safe_cut_at_or_after(raw, 1) if len(raw) > 1 else 0
+        return start
+
+    def _passes(
+        self, backlog: list[dict[str, Any]], tops: list[str], force: bool, focus: str | None
+    ) -> tuple[list[str], list[dict[str, Any]]]:
+        """Leaf passes over the backlog, then condensation: (uncondensed node ids, backlog left raw)."""
+        tops = list(tops)
+        previous = self.store.nodes[tops[-1]].text if tops else None
+        remaining = backlog
+        while remaining:
+            size = self._tokens.messages(remaining)
+            if self.leaf_mode == "whole":
+                if size < self.leaf_chunk_tokens and not force:
+                    break
+                chunk = remaining
+            else:
+                if size < self.leaf_chunk_tokens and not force:
+                    break
+                chunk = self._chunk(remaining)
+            node = self._leaf(chunk, previous, focus)
+            tops.append(node.id)
+            previous = node.text
+            remaining = remaining[len(chunk) :]
+        # Too little backlog to justify a leaf stays raw, before the fresh tail.
+        return self._condense(tops), remaining
+
+    def _chunk(self, backlog: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        starts = parts.group_starts(backlog)
+        end = len(backlog)
+        spent = 0
+        for i, start in enumerate(starts):
+            stop = starts[i + 1] if i + 1 < len(starts) else len(backlog)
+            cost = self._tokens.messages(backlog[start:stop])
+            if i > 0 and spent + cost > self.leaf_chunk_tokens:
+                end = start
+                break
+            spent += cost
+        return backlog[:end]
+
+    def _summarize(self, span: list[dict[str, Any]], budget: int, focus: str | None, auto: str | None) -> str:
+        return self._summarizer.summarize(
+            SummaryRequest(
+                turns=span,
+                budget_tokens=budget,
+                template=ENGINES_TEMPLATE,
+                focus_topic=focus,
+                auto_focus=auto,
+            )
+        )
+
+    def _escalate(
+        self, span: list[dict[str, Any]], budget: int, focus: str | None, auto: str | None
+    ) -> tuple[str, str]:
+        """L1 normal, L2 at half budget, L3 head/tail truncation: the first shorter than its input."""
+        source_tokens = self._tokens.messages(span)
+        for level, size in (("L1", budget), ("L2", max(1, budget // 2))):
+            text = self._summarize(span, size, focus, auto)
+            if self._tokens.text(text) < source_tokens:
+                return text, level
+        joined = "\n".join(parts.content_text(m) for m in span)
+        chars = L3_TOKENS * 4
+        head, tail = joined[: int(chars * 0.4)], joined[-int(chars * 0.4) :]
+        return f"{head}\n[... {len(joined) - len(head) - len(tail):,} chars truncated ...]\n{tail}", "L3"
+
+    def _leaf(self, chunk: list[dict[str, Any]], previous: str | None, focus: str | None) -> Node:
+        rows = [r for r in (self.store.row_for(m) for m in chunk) if r is not None]
+        auto = previous.splitlines()[-1][:400] if previous else None
+        text, level = self._escalate(chunk, self.leaf_target_tokens, focus, auto)
+        turns = (min((r.turn for r in rows), default=0), max((r.turn for r in rows), default=0))
+        node = Node(
+            node_id(f"leaf:{','.join(r.store_id for r in rows)}:{text}"),
+            0,
+            text,
+            [r.store_id for r in rows],
+            [],
+            turns,
+            self._tokens.text(text),
+            _hint(text),
+            level,
+        )
+        return self.store.add_node(node)
+
+    def _condense(self, tops: list[str]) -> list[str]:
+        while True:
+            merged = False
+            for depth in range(self.max_depth):
+                group = [t for t in tops if self.store.nodes[t].depth == depth]
+                if len(group) < self.condensation_fanin:
+                    continue
+                chosen = group[: self.condensation_fanin]
+                children = [self.store.nodes[c] for c in chosen]
+                span = [{"role": "user", "content": c.text} for c in children]
+                text, level = self._escalate(span, self.condensed_target_tokens, None, None)
+                turns = (children[0].turn_range[0], children[-1].turn_range[1])
+                node = Node(
+                    node_id(f"node:{','.join(chosen)}:{text}"),
+                    depth + 1,
+                    text,
+                    [],
+                    list(chosen),
+                    turns,
+                    self._tokens.text(text),
+                    _hint(text),
+                    level,
+                )
+                self.store.add_node(node)
+                at = tops.index(chosen[0])
+                tops = [t for t in tops if t not in chosen]
+                tops.insert(at, node.id)
+                merged = True
+                break
+            if not merged:
+                return tops
+
+    def _assemble(
+        self, tops: list[str], leftover: list[dict[str, Any]], tail: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        ordered = sorted(tops, key=lambda t: (-self.store.nodes[t].depth, tops.index(t)))
+        rows = [self._node_message(self.store.nodes[t], first=i == 0) for i, t in enumerate(ordered)]
+        return [*rows, *leftover, *[self._stub(m) for m in tail]]
+
+    def _node_message(self, node: Node, *, first: bool) -> dict[str, Any]:
+        lo, hi = node.turn_range
+        text = (
+            f"{SUMMARY_HEADER} {node.id} | depth {node.depth} | turns {lo}-{hi}]\n"
+            + (f"{USAGE_NOTE}\n\n" if first else "")
+            + f"{node.text}\nExpand for details about: {node.expand_hint}"
+        )
+        return {
+            "role": "user",
+            "content": text,
+            NODE_FLAG: node.id,
+            "message_uid": parts.engine_uid("lcm", f"{node.id}:{int(first)}"),
+        }
+
+    def _stub(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("role") != "tool":
+            return message
+        text = parts.content_text(message)
+        if len(text) <= self.large_output_chars:
+            return message
+        row = self.store.row_for(message)
+        ref = row.store_id if row is not None else "?"
+        return parts.with_content(
+            message,
+            f"[large tool output stored as {ref}: {len(text):,} chars, "
+            f'{parts.line_count(text):,} lines; lcm_expand("{ref}") reads it]',
+        )
+
+
+def _hint(text: str) -> str:
+    """The first words of each section's first item: what expanding the node would give."""
+    items: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(("- ", "1. ")) and len(items) < 6:
+            items.append(line.lstrip("-1. ")[:60])
+    return "; ".join(items) if items else text[:120].replace("\n", " ")
+
+
+def register(ctx: Any) -> None:
+    """General-plugin registration (the host's ``register(ctx)`` path)."""
+    ctx.register_context_engine(LcmEngine())

@@ -1,0 +1,116 @@
+"""The immutable message store and the summary DAG of the ``lcm`` engine."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextlab.engines import parts
+
+NODE_FLAG = "_lcm_node"
+"""Underscore key naming the DAG node a summary row shows (persisted, never sent)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One ingested message, never changed afterwards (the first version the engine saw)."""
+
+    store_id: str
+    uid: str
+    turn: int
+    role: str
+    tool: str
+    text: str
+
+
+@dataclass
+class Node:
+    """A summary: a leaf over store rows (depth 0) or a condensation of child nodes (depth > 0)."""
+
+    id: str
+    depth: int
+    text: str
+    source_ids: list[str]
+    child_ids: list[str]
+    turn_range: tuple[int, int]
+    token_count: int
+    expand_hint: str
+    level: str
+    parent_id: str | None = None
+
+
+@dataclass
+class Store:
+    """Rows by store id (``m<n>``) and uid; nodes by id (``sum_<sha256[:16]>``)."""
+
+    rows: list[Row] = field(default_factory=list)
+    by_uid: dict[str, Row] = field(default_factory=dict)
+    by_id: dict[str, Row] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    turn: int = 0
+    _uidless: int = 0
+
+    def ingest(self, messages: list[dict[str, Any]]) -> None:
+        """Add every message not seen yet (keyed by ``message_uid``; summary rows are skipped)."""
+        names = parts.tool_names_by_call_id(messages)
+        for message in messages:
+            if message.get(NODE_FLAG):
+                continue
+            uid = message.get("message_uid")
+            if not isinstance(uid, str) or not uid:
+                # No identity yet (a preflight before the turn-start flush): key it by content.
+                uid = "content:" + hashlib.sha256(repr(parts.content_text(message)).encode()).hexdigest()[:24]
+            if uid in self.by_uid:
+                continue
+            role = str(message.get("role"))
+            if role == "user":
+                self.turn += 1
+            text = parts.content_text(message)
+            calls = parts.tool_calls(message)
+            if calls:
+                rendered = "; ".join(
+                    f"{parts.tool_call_name(c)}({parts.tool_call_arguments(c)})" for c in calls
+                )
+                text = f"{text}\n[tool calls] {rendered}" if text else f"[tool calls] {rendered}"
+            tool = names.get(str(message.get("tool_call_id") or ""), "") if role == "tool" else ""
+            row = Row(f"m{len(self.rows) + 1}", uid, self.turn, role, tool, text)
+            self.rows.append(row)
+            self.by_uid[uid] = row
+            self.by_id[row.store_id] = row
+
+    def row_for(self, message: dict[str, Any]) -> Row | None:
+        uid = message.get("message_uid")
+        if isinstance(uid, str) and uid in self.by_uid:
+            return self.by_uid[uid]
+        key = "content:" + hashlib.sha256(repr(parts.content_text(message)).encode()).hexdigest()[:24]
+        return self.by_uid.get(key)
+
+    def add_node(self, node: Node) -> Node:
+        if node.id not in self.nodes:
+            self.order.append(node.id)
+        self.nodes[node.id] = node
+        for child in node.child_ids:
+            self.nodes[child].parent_id = node.id
+        return node
+
+    def top(self, node_id: str) -> str:
+        """The uncondensed ancestor of a node (what the context shows)."""
+        node = self.nodes[node_id]
+        while node.parent_id is not None:
+            node = self.nodes[node.parent_id]
+        return node.id
+
+    def covering(self) -> dict[str, str]:
+        """store id → the id of the leaf node that summarizes it."""
+        out: dict[str, str] = {}
+        for node_id in self.order:
+            node = self.nodes[node_id]
+            for source in node.source_ids:
+                out.setdefault(source, node.id)
+        return out
+
+
+def node_id(text: str) -> str:
+    return "sum_" + hashlib.sha256(text.encode()).hexdigest()[:16]

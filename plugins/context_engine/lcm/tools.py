@@ -1,0 +1,238 @@
+"""The recall tools: ``lcm_grep``, ``lcm_describe``, ``lcm_expand`` (JSON results, fixed ordering)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .store import Node, Row, Store
+
+SNIPPET_CHARS = 200
+
+SCHEMAS: list[dict[str, Any]] = [
+    {
+        "name": "lcm_grep",
+        "description": "Search the whole conversation history (messages and summaries), compacted parts too.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "Regex (mode=regex) or words that must all occur (mode=fts)",
+                },
+                "mode": {"type": "string", "enum": ["regex", "fts"]},
+                "scope": {"type": "string", "enum": ["messages", "summaries", "both"]},
+                "limit": {"type": "integer", "minimum": 1},
+                "sort": {"type": "string", "enum": ["recency", "relevance"]},
+            },
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "lcm_describe",
+        "description": "Metadata of a summary or message id: depth, links, sources, tokens, full text.",
+        "parameters": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+    },
+    {
+        "name": "lcm_expand",
+        "description": "The source messages (or child summaries) of a summary id, in order, paginated.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "max_tokens": {"type": "integer", "minimum": 1},
+                "cursor": {"type": "integer", "minimum": 0},
+            },
+            "required": ["id"],
+        },
+    },
+]
+
+
+def _snippet(text: str, start: int, end: int) -> str:
+    half = max(0, (SNIPPET_CHARS - (end - start)) // 2)
+    lo = max(0, start - half)
+    return text[lo : lo + SNIPPET_CHARS].replace("\n", " ")
+
+
+def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
+    query = str(args.get("query") or "")
+    mode = str(args.get("mode") or "regex")
+    scope = str(args.get("scope") or "both")
+    limit = max(1, int(args.get("limit") or 20))
+    sort = str(args.get("sort") or "recency")
+    if not query:
+        return {"error": "query must be a non-empty string"}
+    if (
+        mode not in ("regex", "fts")
+        or scope not in ("messages", "summaries", "both")
+        or sort not in ("recency", "relevance")
+    ):
+        return {"error": "mode must be regex|fts, scope messages|summaries|both, sort recency|relevance"}
+    if mode == "regex":
+        try:
+            pattern = re.compile(query, re.IGNORECASE)
+        except re.error as error:
+            return {"error": f"invalid regex: {error}"}
+
+        def hits(text: str) -> tuple[int, int, int]:
+            found = list(pattern.finditer(text))
+            return (len(found), found[0].start(), found[0].end()) if found else (0, 0, 0)
+    else:
+        terms = [t for t in re.findall(r"\w+", query.lower()) if t]
+
+        def hits(text: str) -> tuple[int, int, int]:
+            low = text.lower()
+            if not terms or not all(t in low for t in terms):
+                return 0, 0, 0
+            at = low.find(terms[0])
+            return sum(low.count(t) for t in terms), at, at + len(terms[0])
+
+    covering = store.covering()
+    found: list[tuple[int, int, dict[str, Any]]] = []
+    if scope in ("messages", "both"):
+        for position, row in enumerate(store.rows):
+            count, start, end = hits(row.text)
+            if count:
+                leaf = covering.get(row.store_id)
+                found.append(
+                    (
+                        count,
+                        position,
+                        {
+                            "id": row.store_id,
+                            "kind": "message",
+                            "role": row.role,
+                            "turn": row.turn,
+                            "tool": row.tool or None,
+                            "covering_summary": store.top(leaf) if leaf else None,
+                            "snippet": _snippet(row.text, start, end),
+                        },
+                    )
+                )
+    if scope in ("summaries", "both"):
+        for position, nid in enumerate(store.order):
+            node = store.nodes[nid]
+            count, start, end = hits(node.text)
+            if count:
+                found.append(
+                    (
+                        count,
+                        len(store.rows) + position,
+                        {
+                            "id": node.id,
+                            "kind": "summary",
+                            "depth": node.depth,
+                            "turn": node.turn_range[1],
+                            "covering_summary": store.top(node.id),
+                            "snippet": _snippet(node.text, start, end),
+                        },
+                    )
+                )
+    if sort == "relevance":
+        found.sort(key=lambda f: (-f[0], -f[1]))
+    else:
+        found.sort(key=lambda f: -f[1])
+    return {
+        "query": query,
+        "mode": mode,
+        "scope": scope,
+        "total": len(found),
+        "matches": [f[2] for f in found[:limit]],
+    }
+
+
+def _node_dict(store: Store, node: Node, full: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": node.id,
+        "kind": "summary",
+        "depth": node.depth,
+        "level": node.level,
+        "turn_range": list(node.turn_range),
+        "token_count": node.token_count,
+        "parent_id": node.parent_id,
+        "child_ids": list(node.child_ids),
+        "source_ids": list(node.source_ids),
+        "expand_hint": node.expand_hint,
+    }
+    if full:
+        out["text"] = node.text
+    return out
+
+
+def _row_dict(store: Store, row: Row, text: str | None = None) -> dict[str, Any]:
+    leaf = store.covering().get(row.store_id)
+    out: dict[str, Any] = {
+        "id": row.store_id,
+        "kind": "message",
+        "role": row.role,
+        "turn": row.turn,
+        "tool": row.tool or None,
+        "chars": len(row.text),
+        "covering_summary": store.top(leaf) if leaf else None,
+    }
+    if text is not None:
+        out["text"] = text
+    return out
+
+
+def describe(store: Store, args: dict[str, Any]) -> dict[str, Any]:
+    ident = str(args.get("id") or "")
+    if ident in store.nodes:
+        return _node_dict(store, store.nodes[ident], full=True)
+    if ident in store.by_id:
+        return _row_dict(store, store.by_id[ident], store.by_id[ident].text)
+    return {"error": f"unknown id {ident!r}"}
+
+
+def expand(store: Store, args: dict[str, Any]) -> dict[str, Any]:
+    ident = str(args.get("id") or "")
+    max_tokens = max(1, int(args.get("max_tokens") or 4000))
+    cursor = max(0, int(args.get("cursor") or 0))
+    budget = max_tokens * 4  # the chars/4 estimate the host uses
+    if ident in store.by_id:
+        row = store.by_id[ident]
+        piece = row.text[cursor : cursor + budget]
+        following = cursor + len(piece)
+        return {
+            "id": ident,
+            "items": [_row_dict(store, row, piece)],
+            "next_cursor": following if following < len(row.text) else None,
+        }
+    if ident not in store.nodes:
+        return {"error": f"unknown id {ident!r}"}
+    node = store.nodes[ident]
+    items: list[dict[str, Any]] = []
+    if node.child_ids:
+        sources: list[dict[str, Any]] = [_node_dict(store, store.nodes[c], full=True) for c in node.child_ids]
+    else:
+        sources = [_row_dict(store, store.by_id[s], store.by_id[s].text) for s in node.source_ids]
+    spent = 0
+    index = cursor
+    while index < len(sources):
+        size = len(str(sources[index].get("text", "")))
+        if items and spent + size > budget:
+            break
+        items.append(sources[index])
+        spent += size
+        index += 1
+    return {
+        "id": ident,
+        "items": items,
+        "next_cursor": index if index < len(sources) else None,
+        "total_items": len(sources),
+    }
+
+
+def handle(store: Store, name: str, args: dict[str, Any]) -> str:
+    if not isinstance(args, dict):
+        return json.dumps({"error": "arguments must be an object"})
+    handlers = {"lcm_grep": grep, "lcm_describe": describe, "lcm_expand": expand}
+    handler = handlers.get(name)
+    if handler is None:
+        return json.dumps({"error": f"Unknown tool: {name}"})
+    try:
+        return json.dumps(handler(store, args), ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        return json.dumps({"error": f"bad arguments for {name}: {error}"})

@@ -1,0 +1,72 @@
+"""retrieval: BM25 selection within a budget, stable when nothing changed, reselect on a new query."""
+
+from __future__ import annotations
+
+from engine_helpers import load, tool_session
+
+from contextlab.engines.parts import TokenEstimator
+from contextlab.messages import validate_messages
+
+
+def session_with_topics() -> list[dict]:
+    messages = tool_session(30, lines=15)
+    messages[12 * 3 + 3]["content"] += "\nthe kangaroo migration config lives here"
+    return messages
+
+
+def test_fits_the_budget_returns_none() -> None:
+    engine = load("retrieval", context_length=200_000)
+    messages = tool_session(5)
+    assert engine.select_context(messages, conversation_messages=messages, budget_tokens=200_000) is None
+
+
+def test_selection_keeps_head_recent_and_relevant_within_budget() -> None:
+    engine = load("retrieval", context_length=8_000, recent_messages=6)
+    messages = session_with_topics()
+    incoming = {"role": "user", "content": "where is the kangaroo migration config?"}
+    view = engine.select_context(
+        messages, conversation_messages=messages, incoming_message=incoming, budget_tokens=8_000
+    )
+    assert view is not None and validate_messages(view) == []
+    assert TokenEstimator().messages(view) <= 4_000 + 50  # budget_fraction 0.5 (+ gap markers)
+    assert view[0] is messages[0]
+    assert view[-6:] == messages[-6:]
+    assert any("kangaroo" in str(m.get("content")) for m in view)
+    assert any(str(m.get("content")).startswith("[… ") for m in view)
+
+
+def test_sticky_returns_an_equal_list_when_nothing_changed() -> None:
+    engine = load("retrieval", context_length=8_000, recent_messages=6)
+    messages = session_with_topics()
+    incoming = {"role": "user", "content": "kangaroo migration config"}
+    first = engine.select_context(
+        messages, conversation_messages=messages, incoming_message=incoming, budget_tokens=8_000
+    )
+    again = engine.select_context(
+        messages, conversation_messages=messages, incoming_message=incoming, budget_tokens=8_000
+    )
+    assert first == again and engine.reselections == 1
+
+
+def test_sticky_selection_stays_append_only_as_the_window_slides() -> None:
+    engine = load("retrieval", context_length=8_000, recent_messages=6)
+    messages = session_with_topics()
+    incoming = {"role": "user", "content": "kangaroo migration config"}
+    first = engine.select_context(messages[:-6], incoming_message=incoming, budget_tokens=8_000)
+    second = engine.select_context(messages[:-3], incoming_message=incoming, budget_tokens=8_000)
+    assert first is not None and second is not None
+    assert second[: len(first)] == first  # the new request extends the old one: the cache prefix survives
+
+
+def test_changed_query_reselects() -> None:
+    engine = load("retrieval", context_length=8_000, recent_messages=6)
+    messages = session_with_topics()
+    engine.select_context(
+        messages, incoming_message={"role": "user", "content": "kangaroo migration"}, budget_tokens=8_000
+    )
+    engine.select_context(
+        messages,
+        incoming_message={"role": "user", "content": "totally different words now"},
+        budget_tokens=8_000,
+    )
+    assert engine.reselections == 2
