@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from plugin_helpers import HOST_GUIDE_PLUGIN, write_plugin
+from tests.plugin_helpers import HOST_GUIDE_PLUGIN, write_plugin
 
 from contextlab import plugins
 from contextlab.cli import main

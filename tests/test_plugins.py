@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from plugin_helpers import HOST_GUIDE_PLUGIN, install_fake_dist, write_plugin
+from tests.plugin_helpers import HOST_GUIDE_PLUGIN, install_fake_dist, write_plugin
 
 from contextlab import load_transcript, plugins, replay
 from contextlab.engine import ContextEngine

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from plugin_helpers import write_plugin
+from tests.plugin_helpers import write_plugin
 
 from contextlab import load_transcript, plugins
 from contextlab.conformance_data import chat_session, coding_session, conformance_transcripts
