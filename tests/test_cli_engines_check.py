@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.plugin_helpers import HOST_GUIDE_PLUGIN, write_plugin
 
 from contextlab import plugins
 from contextlab.cli import main
+from tests.plugin_helpers import HOST_GUIDE_PLUGIN, write_plugin
 
 BUNDLED = ["clear_tool_uses", "hybrid", "lcm", "mask_window", "retrieval", "summary"]
 
@@ -107,17 +107,3 @@ def test_replay_every_engine_by_name(capsys: pytest.CaptureFixture[str], shared_
         )
         summary = json.loads(capsys.readouterr().out)
         assert summary["engine"] == name and summary["status"] == "ok" and summary["violations"] == 0
-
-
-def test_every_command_in_the_docs_fragment_runs(
-    capsys: pytest.CaptureFixture[str], repo: Path, shared_transcripts: Path
-) -> None:
-    import shlex
-
-    text = (repo / "docs-fragments" / "issue-5.md").read_text(encoding="utf-8")
-    commands = [line[2:] for line in text.splitlines() if line.startswith("$ contextlab ")]
-    assert len(commands) >= 4
-    for command in commands:
-        argv = shlex.split(command.replace("../shared/transcripts", str(shared_transcripts)))[1:]
-        assert main(argv) == 0, command
-        capsys.readouterr()

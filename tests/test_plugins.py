@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.plugin_helpers import HOST_GUIDE_PLUGIN, install_fake_dist, write_plugin
 
 from contextlab import load_transcript, plugins, replay
 from contextlab.engine import ContextEngine
 from contextlab.engines import resolve_engine
 from contextlab.errors import ConfigError, EngineError
 from contextlab.plugins import PluginContext, Registry
+from tests.plugin_helpers import HOST_GUIDE_PLUGIN, install_fake_dist, write_plugin
 
 BUNDLED = {"mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"}
 

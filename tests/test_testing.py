@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from tests.plugin_helpers import write_plugin
 
 from contextlab import load_transcript, plugins
 from contextlab.conformance_data import chat_session, coding_session, conformance_transcripts
 from contextlab.engine import ContextEngine
 from contextlab.messages import validate_messages
 from contextlab.testing import RULES, ConformanceReport, bundled_transcripts, check_engine, check_engines
+from tests.plugin_helpers import write_plugin
 
 SHIPPED = [
     "passthrough",

@@ -80,10 +80,10 @@ def render_summary(summary: dict[str, Any]) -> str:
     for key, label in SUMMARY_FIELDS:
         value = summary.get(key)
         rows.append({"metric": label, "value": f"{value:.1%}" if key.endswith("share") else f"{value:,}"})
-    for key in ("cache_hit_rate", "cost_usd"):
+    for key in ("cache_hit_rate", "cost_usd", "fact_retention_mean", "fact_retention_final"):
         if key in summary:
             value = summary[key]
-            shown = f"{value:.1%}" if key == "cache_hit_rate" else f"${value:,.4f}"
+            shown = f"${value:,.4f}" if key == "cost_usd" else f"{value:.1%}"
             rows.append({"metric": key.replace("_", " "), "value": shown})
     if summary.get("status") != "ok":
         rows.append({"metric": "status", "value": f"FAILED: {summary.get('error')}"})
