@@ -125,9 +125,7 @@ def main() -> int:
     assert isinstance(out, list) and out is not messages
 
     base = statistics.median(tokenize)
-    print(
-        f"history: {len(messages)} messages, {exact_tokens:,} exact tokens (cl100k), {rough_tokens:,} rough"
-    )
+    print(f"history: {len(messages)} messages, {exact_tokens:,} exact tokens (cl100k), {rough_tokens:,} rough")
     print(f"after:   {len(out)} messages, {RoughCounter().messages(out):,} rough tokens")
     print(f"prose worst case: {len(prose)} messages, {prose_tokens:,} rough tokens, no tool output to prune")
     print()

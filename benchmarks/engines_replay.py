@@ -38,9 +38,7 @@ ENGINES = [
 
 def default_path() -> Path:
     root = Path(
-        os.environ.get(
-            "CONTEXTLAB_TRANSCRIPTS", Path(__file__).resolve().parents[2] / "shared" / "transcripts"
-        )
+        os.environ.get("CONTEXTLAB_TRANSCRIPTS", Path(__file__).resolve().parents[2] / "shared" / "transcripts")
     )
     sessions = sorted((root / "claude-code").glob("*-*-*-*-*.jsonl"), key=lambda p: p.stat().st_size)
     if not sessions:
@@ -68,8 +66,7 @@ def main() -> None:
         s = result.summary
         rows.append(
             {
-                "engine": name
-                + ("" if not params else " " + ",".join(f"{k}={v}" for k, v in params.items())),
+                "engine": name + ("" if not params else " " + ",".join(f"{k}={v}" for k, v in params.items())),
                 "status": s["status"],
                 "compactions": s["compactions"],
                 "prunes": s["prunes"],

@@ -110,9 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, n, size, base_ms, ours_ms, ratio in rows:
         print(f"{name:<20} {n:>5} {size:>7.1f} {base_ms:>9.1f} {ours_ms:>9.1f} {ratio:>6.2f}")
     verdict = "within" if rows[-1][-1] <= BUDGET else "OVER"
-    print(
-        f"\noverall ratio {rows[-1][-1]:.2f} ({verdict} the {BUDGET:.0f}x budget; best of {args.repeat} runs)"
-    )
+    print(f"\noverall ratio {rows[-1][-1]:.2f} ({verdict} the {BUDGET:.0f}x budget; best of {args.repeat} runs)")
     return 0
 
 

@@ -84,8 +84,7 @@ def coding_session(seed: int = 0, turns: int = 6, loops: int = 7) -> Transcript:
                 lines = [f"{i:4d}  {_text(rng, 10)}" for i in range(rng.randint(20, 70))]
                 if call["function"]["name"] == "run_tests":
                     lines.append(
-                        f"ERROR test_{rng.randint(1, 99)} failed: "
-                        f"AssertionError at 0x{rng.getrandbits(32):08x}"
+                        f"ERROR test_{rng.randint(1, 99)} failed: AssertionError at 0x{rng.getrandbits(32):08x}"
                     )
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": "\n".join(lines)})
         messages.append(

@@ -176,9 +176,7 @@ def _instance_factory(engine: ContextEngine, label: str) -> Factory:
             return engine.clone_for_agent()
         except Exception as error:
             # The host logs and falls back to the compressor; contextlab reports it instead.
-            raise EngineError(
-                f"context engine {label!r} could not be safely copied for this agent: {error}"
-            ) from error
+            raise EngineError(f"context engine {label!r} could not be safely copied for this agent: {error}") from error
 
     return make
 
@@ -200,11 +198,7 @@ def _factory_from_module(module: types.ModuleType, label: str) -> Factory:
         and not getattr(obj, "__abstractmethods__", None)
     ]
     # Prefer a class defined in the plugin itself over one it merely imports.
-    own = [
-        c
-        for c in classes
-        if c.__module__ == module.__name__ or c.__module__.startswith(module.__name__ + ".")
-    ]
+    own = [c for c in classes if c.__module__ == module.__name__ or c.__module__.startswith(module.__name__ + ".")]
     found = own or classes
     if not found:
         raise EngineError(f"{label}: no register(ctx) and no ContextEngine subclass in {module.__name__}")
@@ -244,9 +238,7 @@ def read_plugin_yaml(folder: Path) -> dict[str, str]:
         where = f":{mark.line + 1}" if mark is not None else ""
         raise EngineError(f"{path}{where}: invalid YAML: {getattr(error, 'problem', error)}") from error
     if not isinstance(data, dict):
-        raise EngineError(
-            f"{path}: expected a mapping with name, description, version; got {type(data).__name__}"
-        )
+        raise EngineError(f"{path}: expected a mapping with name, description, version; got {type(data).__name__}")
     out: dict[str, str] = {}
     for key in ("name", "description", "version"):
         value = data.get(key)
@@ -441,9 +433,7 @@ class Registry:
         from contextlab.engines import BUILTIN_ENGINES
 
         candidates: list[PluginInfo] = [
-            PluginInfo(
-                name, "builtin", target, description=_builtin_description(name), version=_own_version()
-            )
+            PluginInfo(name, "builtin", target, description=_builtin_description(name), version=_own_version())
             for name, target in sorted(BUILTIN_ENGINES.items())
         ]
         bundled = bundled_plugin_dir()
@@ -499,9 +489,7 @@ class Registry:
                 raise
             except Exception as error:
                 info.available, info.error = False, f"{type(error).__name__}: {error}"
-                raise EngineError(
-                    f"engine {name!r} ({info.location}) failed to load: {info.error}"
-                ) from error
+                raise EngineError(f"engine {name!r} ({info.location}) failed to load: {info.error}") from error
             info.available, info.error = True, None
             return info._factory
 

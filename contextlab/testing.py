@@ -77,11 +77,7 @@ class RuleFailure:
     def __str__(self) -> str:
         where = ""
         if self.transcript is not None:
-            where = (
-                f" [{self.transcript}"
-                + (f", request {self.request}" if self.request is not None else "")
-                + "]"
-            )
+            where = f" [{self.transcript}" + (f", request {self.request}" if self.request is not None else "") + "]"
         return f"{self.rule}{where}: {self.detail}"
 
 
@@ -137,8 +133,7 @@ class ConformanceReport:
     def format(self) -> str:
         """A readable multi-line report."""
         lines = [
-            f"conformance of {self.engine!r} on {len(self.transcripts)} transcript(s): "
-            f"{'PASS' if self.ok else 'FAIL'}"
+            f"conformance of {self.engine!r} on {len(self.transcripts)} transcript(s): {'PASS' if self.ok else 'FAIL'}"
         ]
         if self.exercised:
             acted = ", ".join(f"{k}: {v}" for k, v in sorted(self.exercised.items()))
@@ -216,9 +211,7 @@ def check_engine(
         try:
             _Driver(fresh(), transcript, window, rec).run()
         except Exception as error:  # an engine that raises in a required hook fails the rule it was in
-            rec.fail(
-                "abc", f"driving the engine raised {type(error).__name__}: {error}", transcript.transcript_id
-            )
+            rec.fail("abc", f"driving the engine raised {type(error).__name__}: {error}", transcript.transcript_id)
         if replay_checks:
             _check_replays(fresh, transcript, window, threads, rec)
     if not replay_checks:
@@ -301,9 +294,7 @@ def _content_key(message: Message) -> Any:
 class _Driver:
     """A minimal host loop calling each hook as the host does and checking every result."""
 
-    def __init__(
-        self, engine: ContextEngine, transcript: Transcript, context_length: int, rec: _Recorder
-    ) -> None:
+    def __init__(self, engine: ContextEngine, transcript: Transcript, context_length: int, rec: _Recorder) -> None:
         self.engine = engine
         self.transcript = transcript
         self.tid = transcript.transcript_id
@@ -459,15 +450,12 @@ class _Driver:
             return
         original = self.history  # never handed to the engine, so still the pre-pass state
         if result == original:
-            self.fail(
-                "noop_is_input", "compress returned an equal copy; a no-op must return the input object"
-            )
+            self.fail("noop_is_input", "compress returned an equal copy; a no-op must return the input object")
         self._valid(self.system + result, "compress")
         if self._tokens(result) > self._tokens(original):
             self.fail(
                 "never_grows",
-                f"compress grew the history from {self._tokens(original)} "
-                f"to {self._tokens(result)} rough tokens",
+                f"compress grew the history from {self._tokens(original)} to {self._tokens(result)} rough tokens",
             )
             return
         self._uids(original, result, "compress")
@@ -490,9 +478,7 @@ class _Driver:
         result, n = value
         if result is snapshot:
             if n != 0:
-                self.fail(
-                    "noop_is_input", f"prune returned its input with n_pruned={n}; a no-op is (input, 0)"
-                )
+                self.fail("noop_is_input", f"prune returned its input with n_pruned={n}; a no-op is (input, 0)")
             if snapshot != self.history:
                 self.fail("inputs_not_mutated", "prune returned its input (no-op) but had mutated it")
             return
@@ -525,9 +511,7 @@ class _Driver:
     def _valid(self, messages: list[Message], hook: str) -> None:
         violations = validate_messages(messages)
         if violations:
-            self.fail(
-                "valid_output", f"{hook}: {len(violations)} structural violation(s), first: {violations[0]}"
-            )
+            self.fail("valid_output", f"{hook}: {len(violations)} structural violation(s), first: {violations[0]}")
 
     def _uids(self, before: list[Message], after: list[Message], hook: str) -> None:
         by_uid: dict[str, Message] = {}
@@ -559,9 +543,7 @@ class _Driver:
                     f"{'was dropped' if not uid else f'changed to {uid!r}'} (was {expected[0]!r})",
                 )
 
-    def _merge(
-        self, i: int, m: Message, absorbed: Any, by_uid: dict[str, Message], kept: set[Any], hook: str
-    ) -> None:
+    def _merge(self, i: int, m: Message, absorbed: Any, by_uid: dict[str, Message], kept: set[Any], hook: str) -> None:
         if not isinstance(absorbed, list) or not all(isinstance(u, str) for u in absorbed):
             self.fail("merge_uids", f"{hook}: message {i}: _absorbed_message_uids must be a list of uids")
             return
@@ -573,8 +555,7 @@ class _Driver:
             if first_text and not text.startswith(first_text[: min(len(first_text), 200)]):
                 self.fail(
                     "merge_uids",
-                    f"{hook}: message {i} keeps uid {uid!r} but that message's text "
-                    "does not come first in the merge",
+                    f"{hook}: message {i} keeps uid {uid!r} but that message's text does not come first in the merge",
                 )
             position = len(first_text)
         for other in absorbed:
@@ -716,9 +697,7 @@ def _check_replays(
             continue
         at, why = _first_difference(first[0], outcome[0])
         if why:
-            rec.fail(
-                "concurrent_clones", f"thread {slot}'s trace differs from the serial run: {why}", tid, at
-            )
+            rec.fail("concurrent_clones", f"thread {slot}'s trace differs from the serial run: {why}", tid, at)
             break
 
 

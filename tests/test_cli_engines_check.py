@@ -23,9 +23,7 @@ def _fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_engines_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     write_plugin(tmp_path, "guide_lcm", HOST_GUIDE_PLUGIN)
-    write_plugin(
-        tmp_path, "broken", "import contextlab_nope\nfrom agent.context_engine import ContextEngine\n"
-    )
+    write_plugin(tmp_path, "broken", "import contextlab_nope\nfrom agent.context_engine import ContextEngine\n")
     assert main(["engines", "--json", "--plugin-path", str(tmp_path)]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     for name in BUNDLED:
@@ -99,11 +97,6 @@ def test_unknown_engine_is_one_line_error(capsys: pytest.CaptureFixture[str]) ->
 def test_replay_every_engine_by_name(capsys: pytest.CaptureFixture[str], shared_transcripts: Path) -> None:
     path = shared_transcripts / "tau-bench-airline" / "gpt-4o-airline.json"
     for name in BUNDLED:
-        assert (
-            main(
-                ["replay", str(path), "--index", "3", "--engine", name, "--context-length", "8000", "--json"]
-            )
-            == 0
-        )
+        assert main(["replay", str(path), "--index", "3", "--engine", name, "--context-length", "8000", "--json"]) == 0
         summary = json.loads(capsys.readouterr().out)
         assert summary["engine"] == name and summary["status"] == "ok" and summary["violations"] == 0

@@ -10,9 +10,7 @@ CONFIG = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptool
 
 
 def test_every_contextlab_package_is_listed() -> None:
-    on_disk = {
-        ".".join(init.parent.relative_to(REPO).parts) for init in (REPO / "contextlab").rglob("__init__.py")
-    }
+    on_disk = {".".join(init.parent.relative_to(REPO).parts) for init in (REPO / "contextlab").rglob("__init__.py")}
     listed = {p for p in CONFIG["packages"] if p.startswith("contextlab.") or p == "contextlab"}
     assert on_disk == listed
 

@@ -193,8 +193,7 @@ def test_register_ctx_refuses_a_second_engine(caplog: pytest.LogCaptureFixture) 
 
 def test_register_module_and_register_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "my_general_plugin.py").write_text(
-        SIMPLE_ENGINE.format(name="general")
-        + "\n\ndef register(ctx):\n    ctx.register_context_engine(Engine(0.5))\n"
+        SIMPLE_ENGINE.format(name="general") + "\n\ndef register(ctx):\n    ctx.register_context_engine(Engine(0.5))\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     registry = Registry()
@@ -289,9 +288,7 @@ def test_bad_config_yaml(tmp_path: Path, text: str, message: str) -> None:
         plugins.engine_from_config(tmp_path / "missing.yaml")
 
 
-def test_installed_layout_is_found_without_the_checkout(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_installed_layout_is_found_without_the_checkout(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Simulate a non-editable install: no checkout folder next to the package, plugins shipped as
     # the contextlab_plugins package (see pyproject: the contextlab_plugins -> plugins symlink).
     import shutil
@@ -314,9 +311,7 @@ def test_installed_layout_is_found_without_the_checkout(
 
 def test_retrieval_without_bm25s_is_listed_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "bm25s", None)  # makes ``import bm25s`` raise ImportError
-    for name in [
-        m for m in sys.modules if m.startswith(f"{plugins.BUNDLED_PACKAGE}.context_engine.retrieval")
-    ]:
+    for name in [m for m in sys.modules if m.startswith(f"{plugins.BUNDLED_PACKAGE}.context_engine.retrieval")]:
         monkeypatch.delitem(sys.modules, name)
     registry = Registry()
     listed = {i.name: i for i in registry.list()}

@@ -260,9 +260,7 @@ def test_every_shipped_engine_passes(name: str) -> None:
         ("retrieval", {"sticky": False}, {"select_context"}),
     ],
 )
-def test_engines_pass_while_their_hooks_really_act(
-    name: str, params: dict[str, Any], hooks: set[str]
-) -> None:
+def test_engines_pass_while_their_hooks_really_act(name: str, params: dict[str, Any], hooks: set[str]) -> None:
     report = check_engine(name, params, transcripts=conformance_transcripts(), replay_checks=False)
     assert report.ok, report.format()
     assert hooks <= {h for h, n in report.exercised.items() if n > 0}, report.exercised

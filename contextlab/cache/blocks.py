@@ -178,9 +178,7 @@ class BlockRenderer:
                 sent = value if isinstance(value, str) else _as_sent(value)
                 data = sent.encode("utf-8", "replace") if isinstance(sent, str) else sent
                 built.append(
-                    _Part(
-                        kind, len(data), _digest(role_bytes, b"\x00", kind.encode(), b"\x00", data), counted
-                    )
+                    _Part(kind, len(data), _digest(role_bytes, b"\x00", kind.encode(), b"\x00", data), counted)
                 )
             if not built:
                 # A message with nothing in it still occupies the conversation (role framing).
@@ -198,9 +196,7 @@ class BlockRenderer:
         key = freeze(tools)
         parts = self._tools_memo.get(key)
         if parts is None:
-            parts = tuple(
-                _Part("tool", len(data), _digest(b"tool\x00", data), True) for data in map(_as_sent, tools)
-            )
+            parts = tuple(_Part("tool", len(data), _digest(b"tool\x00", data), True) for data in map(_as_sent, tools))
             self._tools_memo[key] = parts
         self._tools_last = (tools, parts)
         return parts

@@ -116,9 +116,7 @@ def recorded_usage(transcript: Transcript) -> list[tuple[int, NormalizedUsage | 
             parsed: NormalizedUsage | None = None
             if usage is not None:
                 if usage.raw:
-                    parsed = parse_usage(
-                        usage.raw, where=f"{transcript.source}: message {step.assistant_index}"
-                    )
+                    parsed = parse_usage(usage.raw, where=f"{transcript.source}: message {step.assistant_index}")
                 else:
                     parsed = NormalizedUsage(
                         "recorded",
@@ -184,16 +182,12 @@ def calibrate(
     chosen_policy = make_policy(policy if policy is not None else guessed_policy)
     recorded = recorded_usage(transcript)
     if not any(u is not None for _, u in recorded):
-        raise ConfigError(
-            f"{transcript.source or transcript.transcript_id}: no recorded usage to calibrate against"
-        )
+        raise ConfigError(f"{transcript.source or transcript.transcript_id}: no recorded usage to calibrate against")
     summaries = frozenset(e.summary for e in transcript.events if e.summary)
     engine = RecordedCompactions(summaries)
 
     # Pass 1: counted tokens per request without any prefix, to fit the prefix and the scale.
-    counted = (
-        replay(transcript, engine, _settings(transcript, 0)).trace["prompt_tokens"].to_numpy(dtype=float)
-    )
+    counted = replay(transcript, engine, _settings(transcript, 0)).trace["prompt_tokens"].to_numpy(dtype=float)
     totals = np.array([u.total_in if u is not None else np.nan for _, u in recorded], dtype=float)
     known = ~np.isnan(totals)
     scale = 1.0
@@ -222,9 +216,7 @@ def calibrate(
         if len(served):
             fitted_hit_prob = round(float((served["recorded_read"] > 0).mean()), 4)
             profile, trace, frame = simulate({**profile_options, "hit_prob": fitted_hit_prob})
-    summary = _summarize(
-        transcript, frame, profile, chosen_policy, prefix, scale, totals[first], counted[first]
-    )
+    summary = _summarize(transcript, frame, profile, chosen_policy, prefix, scale, totals[first], counted[first])
     summary["hit_prob"] = getattr(profile, "hit_prob", None)
     summary["hit_prob_fitted"] = fitted_hit_prob is not None
     return Calibration(frame, summary, trace)
@@ -241,9 +233,7 @@ def _frame(recorded: list[tuple[int, NormalizedUsage | None]], trace: pd.DataFra
                 "recorded_total": usage.total_in if usage else np.nan,
                 "recorded_read": usage.cache_read if usage else np.nan,
                 "recorded_write": usage.cache_write if usage else np.nan,
-                "simulated_total": int(
-                    row["cache_read_tokens"] + row["cache_write_tokens"] + row["uncached_tokens"]
-                ),
+                "simulated_total": int(row["cache_read_tokens"] + row["cache_write_tokens"] + row["uncached_tokens"]),
                 "simulated_read": int(row["cache_read_tokens"]),
                 "simulated_write": int(row["cache_write_tokens"]),
             }

@@ -56,8 +56,7 @@ class CacheObserver:
         self._price_rows = [self._price(p) for p in self.profiles]
         self._renderer = BlockRenderer()
         self._totals = [
-            dict.fromkeys(("total", "read", "write", "uncached", "cost", "base_cost"), 0.0)
-            for _ in self.profiles
+            dict.fromkeys(("total", "read", "write", "uncached", "cost", "base_cost"), 0.0) for _ in self.profiles
         ]
         self.results: list[list[CacheResult]] = [[] for _ in self.profiles]
 
@@ -136,9 +135,7 @@ class CacheObserver:
 
     def clone(self) -> RequestObserver:
         """A fresh observer: same profiles, policy and prices; empty stores."""
-        return CacheObserver(
-            [p.clone() for p in self.profiles], self.policy, prices=self.prices, batch=self.batch
-        )
+        return CacheObserver([p.clone() for p in self.profiles], self.policy, prices=self.prices, batch=self.batch)
 
 
 def _keys(profiles: list[CacheProfile]) -> list[str]:

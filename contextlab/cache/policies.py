@@ -188,9 +188,7 @@ class HermesCurrent(SystemAnd3):
         system_blocks = [i for i, b in enumerate(request.blocks) if b.message == 0 and b.section == "system"]
         if self.tool_plan and split:
             tools = [i for i, b in enumerate(request.blocks) if b.section == "tools"]
-            return self._mark(
-                [system_blocks[0], tools[-1] if tools else -1, *self._endpoints(request, messages)]
-            )
+            return self._mark([system_blocks[0], tools[-1] if tools else -1, *self._endpoints(request, messages)])
         if not split:
             return super().markers(request, messages)
         return self._mark([*system_blocks[:2], *self._last_messages(request, messages, 2)])
@@ -320,9 +318,7 @@ def _strip(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-def _place(
-    out: list[Message], index: int, part: int, kind: str, control: dict[str, Any], split: int | None
-) -> None:
+def _place(out: list[Message], index: int, part: int, kind: str, control: dict[str, Any], split: int | None) -> None:
     message = out[index]
     content = message.get("content")
     if message.get("role") == "tool" or kind == "tool_use" or not content:
@@ -342,8 +338,7 @@ def _place(
     if isinstance(content, list):
         offset = (
             1
-            if message.get("role") == "assistant"
-            and (message.get("reasoning_content") or message.get("reasoning"))
+            if message.get("role") == "assistant" and (message.get("reasoning_content") or message.get("reasoning"))
             else 0
         )
         position = min(max(part - offset, 0), len(content) - 1)

@@ -25,9 +25,7 @@ class PrefixProfile(CacheProfile):
     provider = "prefix"
     default_model = "generic"
 
-    def configure(
-        self, *, read_mult: float = 0.1, write_mult: float = 1.0, unit: str = "tokens", **rest: Any
-    ) -> None:
+    def configure(self, *, read_mult: float = 0.1, write_mult: float = 1.0, unit: str = "tokens", **rest: Any) -> None:
         super().configure(**rest)
         if unit not in ("tokens", "chars"):
             raise ConfigError(f"prefix: unit must be tokens or chars, got {unit!r}")

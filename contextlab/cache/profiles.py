@@ -43,9 +43,7 @@ def lcp_result(total: int, read: int, write_ttl: str | None = None, write: int =
     """A result for providers that bill no writes (or bill ``write`` at one TTL)."""
     read = max(0, min(read, total))
     write = max(0, min(write, total - read))
-    return CacheResult(
-        total, read, write, total - read - write, {write_ttl: write} if write_ttl and write else {}
-    )
+    return CacheResult(total, read, write, total - read - write, {write_ttl: write} if write_ttl and write else {})
 
 
 class CacheProfile(ABC):
@@ -94,9 +92,7 @@ class CacheProfile(ABC):
 
     def clone(self) -> CacheProfile:
         """A fresh profile with the same configuration and an empty store."""
-        return type(self)(
-            self.model, token_scale=self.token_scale, ttft=self.ttft, seed=self.seed, **self.options
-        )
+        return type(self)(self.model, token_scale=self.token_scale, ttft=self.ttft, seed=self.seed, **self.options)
 
     @abstractmethod
     def simulate(self, request: RenderedRequest, markers: list[Marker], t: float) -> CacheResult:
@@ -167,9 +163,7 @@ def make_profile(spec: str | CacheProfile, **options: Any) -> CacheProfile:
     provider, _, model = spec.partition(":")
     target = PROFILE_CLASSES.get(provider.strip().lower())
     if target is None:
-        raise ConfigError(
-            f"unknown cache provider {provider!r}; expected one of {', '.join(PROFILE_CLASSES)}"
-        )
+        raise ConfigError(f"unknown cache provider {provider!r}; expected one of {', '.join(PROFILE_CLASSES)}")
     import importlib
 
     module, _, name = target.partition(":")

@@ -201,9 +201,7 @@ def parse_usage(obj: Any, *, where: str = "usage") -> NormalizedUsage:
         read = _int(usage, "cachedContentTokenCount", "cached_content_token_count", "total_cached_tokens")
         output = _int(usage, "candidatesTokenCount", "candidates_token_count", "total_output_tokens")
         thoughts = _int(usage, "thoughtsTokenCount", "thoughts_token_count", "total_thought_tokens")
-        return NormalizedUsage(
-            shape, total, read, 0, max(0, total - read), output + thoughts, thoughts, raw=raw
-        )
+        return NormalizedUsage(shape, total, read, 0, max(0, total - read), output + thoughts, thoughts, raw=raw)
     if shape == "deepseek":
         hit, miss = _int(usage, "prompt_cache_hit_tokens"), _int(usage, "prompt_cache_miss_tokens")
         total = _int(usage, "prompt_tokens") or hit + miss

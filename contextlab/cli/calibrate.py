@@ -28,9 +28,7 @@ TABLE_COLUMNS = [
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "calibrate", help="compare simulated and recorded cache reads", description=__doc__
-    )
+    parser = subparsers.add_parser("calibrate", help="compare simulated and recorded cache reads", description=__doc__)
     parser.add_argument("path", help="a transcript with recorded usage, or a folder of them")
     parser.add_argument(
         "--provider",
@@ -38,9 +36,7 @@ def register(subparsers: Any) -> None:
         metavar="P[:MODEL]",
         help="cache profile (default: guessed from the recorded model)",
     )
-    parser.add_argument(
-        "--policy", default=None, help="marker policy (default: claude_code for Claude Code logs)"
-    )
+    parser.add_argument("--policy", default=None, help="marker policy (default: claude_code for Claude Code logs)")
     parser.add_argument(
         "--option",
         action="append",
@@ -48,12 +44,8 @@ def register(subparsers: Any) -> None:
         metavar="KEY=VALUE",
         help="profile option, e.g. granularity=2048 or hit_prob=0.9 (repeatable)",
     )
-    parser.add_argument(
-        "--out", default=None, metavar="FILE", help="write the per-request frame (.csv or .parquet)"
-    )
-    parser.add_argument(
-        "--plot", default=None, metavar="FILE.png", help="save the calibration plot (first transcript)"
-    )
+    parser.add_argument("--out", default=None, metavar="FILE", help="write the per-request frame (.csv or .parquet)")
+    parser.add_argument("--plot", default=None, metavar="FILE.png", help="save the calibration plot (first transcript)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per transcript")
     parser.set_defaults(run=run)
 
@@ -88,9 +80,7 @@ def run(args: argparse.Namespace) -> int:
         from contextlab.cache.plots import plot_calibration
 
         first = results[0]
-        figure = plot_calibration(
-            first.frame, title=f"{first.summary['transcript']} ({first.summary['profile']})"
-        )
+        figure = plot_calibration(first.frame, title=f"{first.summary['transcript']} ({first.summary['profile']})")
         figure.savefig(args.plot, dpi=110)
     if args.json:
         for row in summary.to_dict(orient="records"):

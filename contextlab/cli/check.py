@@ -13,9 +13,7 @@ from contextlab.transcripts import load_transcripts
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "check", help="check an engine against the host contract", description=__doc__
-    )
+    parser = subparsers.add_parser("check", help="check an engine against the host contract", description=__doc__)
     parser.add_argument("engine", help="engine name (see `contextlab engines`)")
     parser.add_argument(
         "--transcript",

@@ -11,13 +11,9 @@ from contextlab.transcripts import convert_file
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "convert", help="convert a transcript file to normalized JSONL", description=__doc__
-    )
+    parser = subparsers.add_parser("convert", help="convert a transcript file to normalized JSONL", description=__doc__)
     parser.add_argument("input", metavar="IN", help="transcript file in any supported format (.gz allowed)")
-    parser.add_argument(
-        "output", metavar="OUT", help="normalized JSON Lines file to write (.jsonl or .jsonl.gz)"
-    )
+    parser.add_argument("output", metavar="OUT", help="normalized JSON Lines file to write (.jsonl or .jsonl.gz)")
     parser.add_argument(
         "--index", type=int, default=None, help="convert only this conversation of a multi-conversation file"
     )
@@ -34,8 +30,5 @@ def run(args: argparse.Namespace) -> int:
     messages = sum(len(t.messages) for t in written)
     requests = sum(t.n_requests for t in written)
     formats = ", ".join(sorted({t.source_format for t in written}))
-    print(
-        f"wrote {len(written)} transcript(s) ({formats}; {messages:,} messages, {requests:,} requests) "
-        f"to {out}"
-    )
+    print(f"wrote {len(written)} transcript(s) ({formats}; {messages:,} messages, {requests:,} requests) to {out}")
     return 0

@@ -15,9 +15,7 @@ from contextlab.transcripts import native
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "datasets", help="list or regenerate the generated datasets", description=__doc__
-    )
+    parser = subparsers.add_parser("datasets", help="list or regenerate the generated datasets", description=__doc__)
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
     listing = actions.add_parser("list", help="show every dataset with its size and facts")
@@ -27,9 +25,7 @@ def register(subparsers: Any) -> None:
     listing.set_defaults(run=run_list)
     gen = actions.add_parser("generate", help="(re)generate dataset files, byte-identical for a given seed")
     gen.add_argument("names", nargs="*", metavar="NAME", help="datasets to generate (default: all)")
-    gen.add_argument(
-        "--dir", default=None, metavar="DIR", help="output folder (default: the repository's datasets/)"
-    )
+    gen.add_argument("--dir", default=None, metavar="DIR", help="output folder (default: the repository's datasets/)")
     gen.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if a file differs from a fresh generation"
     )

@@ -13,9 +13,7 @@ from contextlab.cli.common import format_table
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "engines", help="list available engines (built-in and plugins)", description=__doc__
-    )
+    parser = subparsers.add_parser("engines", help="list available engines (built-in and plugins)", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print one JSON list")
     add_plugin_options(parser)
     parser.add_argument(

@@ -100,9 +100,7 @@ class Project:
         self.test_names: dict[str, list[str]] = {}
         for m in self.modules:
             names = [
-                f"test_{f.name}_{case}"
-                for f in m.functions
-                for case in ("handles_empty_input", "rejects_bad_records")
+                f"test_{f.name}_{case}" for f in m.functions for case in ("handles_empty_input", "rejects_bad_records")
             ]
             names += [f"test_{pick(rng, VERBS)}_{pick(rng, NOUNS)}_{i}" for i in range(rng.randrange(4, 30))]
             self.test_names[m.test_path] = names
@@ -116,10 +114,7 @@ class Project:
         module = Module(
             path=f"src/{self.name}/{stem}.py",
             package=self.name,
-            doc=(
-                f"{first.capitalize()} {second} handling: {pick(rng, VERBS)} and {pick(rng, VERBS)} "
-                f"{second}s."
-            ),
+            doc=(f"{first.capitalize()} {second} handling: {pick(rng, VERBS)} and {pick(rng, VERBS)} {second}s."),
         )
         module.constants = [
             f"{pick(rng, ADJECTIVES).upper()}_{second.upper()}_LIMIT = {rng.randrange(8, 4096)}",
@@ -241,9 +236,7 @@ class Project:
         plan = []
         for module in targets:
             names = self.test_names[module.test_path]
-            plan.append(
-                (module, names + [t for p, t in sorted(failing) if p == module.test_path and t not in names])
-            )
+            plan.append((module, names + [t for p, t in sorted(failing) if p == module.test_path and t not in names]))
         total = sum(len(names) for _, names in plan)
         out += [f"collected {total} items", ""]
         done = 0
@@ -257,8 +250,7 @@ class Project:
                 "",
                 "=============================== warnings summary ===============================",
                 f"{targets[0].path}:12",
-                f"  /srv/{self.name}/{targets[0].path}:12: DeprecationWarning: datetime.utcnow() is "
-                "deprecated",
+                f"  /srv/{self.name}/{targets[0].path}:12: DeprecationWarning: datetime.utcnow() is deprecated",
                 "    stamp = datetime.utcnow()",
                 "",
                 "-- Docs: https://docs.pytest.org/en/stable/how-to/capture-warnings.html",
@@ -331,8 +323,7 @@ class Project:
             kind = rng.randrange(6)
             if kind == 0:
                 out.append(
-                    f"{clock} INFO  [worker-{rng.randrange(1, 9)}] compiled {module.path} "
-                    f"({rng.randrange(20, 900)} ms)"
+                    f"{clock} INFO  [worker-{rng.randrange(1, 9)}] compiled {module.path} ({rng.randrange(20, 900)} ms)"
                 )
             elif kind == 1:
                 out.append(f"{clock} INFO  [cache] hit {hexid(rng, 16)} for {module.path}")

@@ -176,9 +176,7 @@ class CodingSession:
         order += [pick(self.rng, module.functions) for _ in range(40)]
         for function in order:
             candidates = [
-                line
-                for line in function.lines[function.body_start :]
-                if line.strip() and text.count(line + "\n") == 1
+                line for line in function.lines[function.body_start :] if line.strip() and text.count(line + "\n") == 1
             ]
             self.rng.shuffle(candidates)
             old = new = None
@@ -203,15 +201,12 @@ class CodingSession:
         module = self.project.module(self.rng)
         function = pick(self.rng, module.functions)
         request = (
-            f"{pick(self.rng, OPENINGS)} `{function.name}` in {module.path} "
-            f"{pick(self.rng, SYMPTOMS)}. Can you fix it?"
+            f"{pick(self.rng, OPENINGS)} `{function.name}` in {module.path} {pick(self.rng, SYMPTOMS)}. Can you fix it?"
         )
         recall = None
         if self._chance(0.3):
             recall = slug(self.rng)
-            request += (
-                f" FYI, the staging cluster for this work is {recall}; deploy there when the fix is in."
-            )
+            request += f" FYI, the staging cluster for this work is {recall}; deploy there when the fix is in."
         at = self.b.user(request)
         if recall:
             fact = self.b.plant(self._fact_id("recall"), recall, at, "recall", self._needed())
@@ -263,8 +258,7 @@ class CodingSession:
         error_code = code(self.rng, "BLD")
         errors = [f"{error_code}: checksum mismatch while bundling {module.path}"]
         errors += [
-            f"{code(self.rng, 'BLD')}: {pick(self.rng, VERBS)} step exited with status "
-            f"{self.rng.randrange(1, 3)}"
+            f"{code(self.rng, 'BLD')}: {pick(self.rng, VERBS)} step exited with status {self.rng.randrange(1, 3)}"
             for _ in range(self.rng.randrange(0, 3))
         ]
         log = self.project.build_log(self.rng, self.rng.randrange(150, 420), errors)
@@ -272,9 +266,7 @@ class CodingSession:
             "Let me run the build to reproduce.",
             [Call("terminal", {"command": "make build 2>&1 | tail -n 400", "timeout": 900}, log)],
         )
-        fact = self.b.plant(
-            self._fact_id("artifact"), error_code, self.b.last_tool_index, "artifact", self._needed()
-        )
+        fact = self.b.plant(self._fact_id("artifact"), error_code, self.b.last_tool_index, "artifact", self._needed())
         if fact.needed_later:
             self._later(fact, self._probe_error_code)
         self.b.step(
@@ -409,9 +401,7 @@ class CodingSession:
         ]
         bad = commits[self.rng.randrange(len(commits))].split()[0]
         self.b.step(None, [Call("terminal", {"command": "git log --oneline -n 30"}, "\n".join(commits))])
-        fact = self.b.plant(
-            self._fact_id("artifact"), bad, self.b.last_tool_index, "artifact", self._needed()
-        )
+        fact = self.b.plant(self._fact_id("artifact"), bad, self.b.last_tool_index, "artifact", self._needed())
         if fact.needed_later:
             self._later(fact, self._probe_revert)
         for module in modules[:2]:
@@ -432,13 +422,9 @@ class CodingSession:
                 self._later(fact, self._probe_continue)
             return
         if self.rng.random() < 0.25:
-            decision = (
-                f"pin {pick(self.rng, NOUNS)}-client to "
-                f"{self.rng.randrange(1, 4)}.{self.rng.randrange(0, 20)}"
-            )
+            decision = f"pin {pick(self.rng, NOUNS)}-client to {self.rng.randrange(1, 4)}.{self.rng.randrange(0, 20)}"
             text += (
-                f" I also recommend we {decision} until upstream fixes their regression; I'll "
-                "assume that from now on."
+                f" I also recommend we {decision} until upstream fixes their regression; I'll assume that from now on."
             )
             index = self.b.step(text)
             fact = self.b.plant(self._fact_id("decision"), decision, index, "decision", self._needed())
@@ -478,9 +464,7 @@ class CodingSession:
         self.b.step(self._say(f"Pushed {fact.text} and opened the PR."))
 
     def _probe_error_code(self, fact: GoldFact) -> None:
-        self.b.user(
-            "Open a tracking issue for the error code we saw earlier so the platform team can look at it."
-        )
+        self.b.user("Open a tracking issue for the error code we saw earlier so the platform team can look at it.")
         index = self.b.step(
             "Creating the issue.",
             [
@@ -530,9 +514,7 @@ class CodingSession:
                 ),
             )
         )
-        index = self.b.step(
-            f"We agreed earlier to {fact.text}, so I would not change that. {filler(self.rng, 2)}"
-        )
+        index = self.b.step(f"We agreed earlier to {fact.text}, so I would not change that. {filler(self.rng, 2)}")
         self.b.use(fact, index)
 
 

@@ -48,9 +48,7 @@ class SessionBuilder:
         """A user message after a think-and-type pause of ``gap`` seconds."""
         return self._append({"role": "user", "content": text}, gap)
 
-    def step(
-        self, text: str | None, calls: Sequence[Call] = (), gap: tuple[float, float] = (3.0, 25.0)
-    ) -> int:
+    def step(self, text: str | None, calls: Sequence[Call] = (), gap: tuple[float, float] = (3.0, 25.0)) -> int:
         """One provider request: the assistant message (text and/or calls) then each tool result."""
         message: Message = {"role": "assistant", "content": text}
         ids = []
@@ -97,9 +95,7 @@ class SessionBuilder:
             raise ValueError(f"unknown fact category {category!r}")
         if text not in _searchable(self.messages[index]):
             raise ValueError(f"fact {fact_id!r} text {text!r} is not in message {index}")
-        fact = GoldFact(
-            fact_id=fact_id, text=text, message_index=index, category=category, needed_later=needed_later
-        )
+        fact = GoldFact(fact_id=fact_id, text=text, message_index=index, category=category, needed_later=needed_later)
         self.facts.append(fact)
         return fact
 
@@ -145,9 +141,7 @@ def _searchable(message: Message) -> str:
     return "\n".join(parts)
 
 
-def function_tool(
-    name: str, description: str, properties: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
+def function_tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     """An OpenAI function tool schema."""
     return {
         "type": "function",

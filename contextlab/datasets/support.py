@@ -271,8 +271,7 @@ class SupportSession:
     def _probe_tag(self, fact: GoldFact) -> None:
         ticket_id = code(self.rng, "T", 5)
         self.b.user(
-            f"Ticket {ticket_id}: angry customer, third contact about the same broken zipper. Escalate "
-            "it please."
+            f"Ticket {ticket_id}: angry customer, third contact about the same broken zipper. Escalate it please."
         )
         index = self.b.step(
             "Escalating with the label we agreed on.",
@@ -313,9 +312,7 @@ class SupportSession:
             "billing": "billing disputes",
             "late": "delivery delays",
         }[topic_key]
-        self.b.step(
-            "Checking the policy before I answer.", [Call("search_kb", {"query": topic}, self.kb[topic])]
-        )
+        self.b.step("Checking the policy before I answer.", [Call("search_kb", {"query": topic}, self.kb[topic])])
         if self.rng.random() < 0.4:
             self.b.step(
                 "And the refund limits article.",
@@ -349,9 +346,7 @@ class SupportSession:
                 self.rng.random() < 0.7,
             )
             if fact.needed_later:
-                self._later(
-                    fact, functools.partial(self._probe_refund, customer=customer, ticket_id=ticket_id)
-                )
+                self._later(fact, functools.partial(self._probe_refund, customer=customer, ticket_id=ticket_id))
         note = f"Refunded {amount} EUR ({refund_id}); tracking {tracking}."
         self.b.step(
             None,
@@ -374,9 +369,7 @@ class SupportSession:
         if self.rng.random() < 0.3:
             plan = f"follow up on {ticket_id} once the warehouse confirms the restock"
             index = self.b.step(summary + f" I'll {plan}.")
-            fact = self.b.plant(
-                self._fact_id("continuation"), plan, index, "continuation", self.rng.random() < 0.7
-            )
+            fact = self.b.plant(self._fact_id("continuation"), plan, index, "continuation", self.rng.random() < 0.7)
             if fact.needed_later:
                 self._later(fact, self._probe_followup)
         else:
@@ -391,9 +384,7 @@ class SupportSession:
             f"Ticket {ticket_id} from {customer['email']}:\n> My parcel is stuck in transit for two "
             f"weeks now. {_say(self.rng, CUSTOMER_SENTENCES, 2)}"
         )
-        self.b.step(
-            None, [Call("lookup_customer", {"email": customer["email"]}, json.dumps(customer, indent=2))]
-        )
+        self.b.step(None, [Call("lookup_customer", {"email": customer["email"]}, json.dumps(customer, indent=2))])
         self.b.step(
             "VIP with a delivery problem: the standing instruction applies.",
             [Call("search_kb", {"query": "VIP programme"}, self.kb["VIP programme"])],
@@ -418,8 +409,7 @@ class SupportSession:
     def _probe_limit(self, fact: GoldFact) -> None:
         ticket_id = code(self.rng, "T", 5)
         self.b.user(
-            f"Ticket {ticket_id}: customer wants a full refund of 389.00 EUR for a returned tent. Can "
-            "you process it?"
+            f"Ticket {ticket_id}: customer wants a full refund of 389.00 EUR for a returned tent. Can you process it?"
         )
         index = self.b.step(
             f"That is over the limit: {fact.text}, so I won't issue it myself. I'll escalate.",
@@ -435,8 +425,7 @@ class SupportSession:
 
     def _probe_refund(self, fact: GoldFact, customer: dict[str, Any], ticket_id: str) -> None:
         self.b.user(
-            f"{customer['name']} wrote back on {ticket_id}: 'Where is my refund? I don't see it.' What "
-            "do we tell them?"
+            f"{customer['name']} wrote back on {ticket_id}: 'Where is my refund? I don't see it.' What do we tell them?"
         )
         index = self.b.step(
             f"The refund was issued as {fact.text}; I'll share the reference and the usual timeline.",
@@ -454,9 +443,7 @@ class SupportSession:
         self.b.use(fact, index)
 
     def _probe_followup(self, fact: GoldFact) -> None:
-        self.b.user(
-            "The warehouse just confirmed the restock. Please continue with the follow-up you planned."
-        )
+        self.b.user("The warehouse just confirmed the restock. Please continue with the follow-up you planned.")
         index = self.b.step(f"Doing what I said: I'll {fact.text} now.")
         self.b.use(fact, index)
         ticket_id = fact.text.split()[3]

@@ -123,11 +123,7 @@ class Handoff:
         n = len(messages)
         if self.tail_turns is not None:
             users = [i for i, m in enumerate(messages) if m.get("role") == "user" and not is_carrier(m)]
-            start = (
-                users[-self.tail_turns]
-                if 0 < self.tail_turns <= len(users)
-                else (floor if self.tail_turns else n)
-            )
+            start = users[-self.tail_turns] if 0 < self.tail_turns <= len(users) else (floor if self.tail_turns else n)
         elif self.tail_tokens is not None:
             spent, start = 0, n
             while start > floor:
@@ -179,11 +175,7 @@ class Handoff:
         )
         # The in-flight task must survive: restate the newest real user message if it is summarized.
         newest = newest_real_user(messages)
-        if (
-            newest is not None
-            and head <= newest < tail
-            and not any(messages[newest] is k for k in kept_users)
-        ):
+        if newest is not None and head <= newest < tail and not any(messages[newest] is k for k in kept_users):
             restated = parts.content_text(messages[newest])
             uid = messages[newest].get("message_uid")
             absorbed = [uid] if isinstance(uid, str) and uid else []

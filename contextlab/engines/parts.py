@@ -288,7 +288,5 @@ def clear_inputs_of_rows(out: list[Message], rows: Iterable[int]) -> None:
             callers.setdefault(caller, set()).add(str(out[index].get("tool_call_id") or ""))
     for caller, ids in callers.items():
         message = out[caller]
-        new_calls = [
-            cleared_arguments(c) if str(c.get("id") or "") in ids else c for c in tool_calls(message)
-        ]
+        new_calls = [cleared_arguments(c) if str(c.get("id") or "") in ids else c for c in tool_calls(message)]
         out[caller] = {**message, "tool_calls": new_calls}

@@ -137,9 +137,7 @@ def convert_file(source: str | Path, target: str | Path, index: int | None = Non
     found = load_transcripts(source)
     if index is not None:
         if not 0 <= index < len(found):
-            raise TranscriptError(
-                str(source), None, f"conversation {index} requested, the file holds {len(found)}"
-            )
+            raise TranscriptError(str(source), None, f"conversation {index} requested, the file holds {len(found)}")
         found = [found[index]]
     native.dump(found, target)
     return found

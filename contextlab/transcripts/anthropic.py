@@ -41,11 +41,7 @@ def _is_pair(obj: dict[str, Any]) -> bool:
 
 
 def _is_response(obj: dict[str, Any]) -> bool:
-    return (
-        obj.get("type") == "message"
-        and obj.get("role") == "assistant"
-        and isinstance(obj.get("content"), list)
-    )
+    return obj.get("type") == "message" and obj.get("role") == "assistant" and isinstance(obj.get("content"), list)
 
 
 def _is_request(obj: dict[str, Any]) -> bool:
@@ -60,8 +56,7 @@ def _is_request(obj: dict[str, Any]) -> bool:
     for message in messages:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list) and any(
-            isinstance(b, dict) and isinstance(b.get("type"), str) and b["type"] in ANTHROPIC_BLOCKS
-            for b in content
+            isinstance(b, dict) and isinstance(b.get("type"), str) and b["type"] in ANTHROPIC_BLOCKS for b in content
         ):
             return True
     return False
@@ -85,9 +80,7 @@ def load_rows(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
     out = []
     for number, obj in rows:
         if not isinstance(obj, dict) or not _is_pair(obj):
-            raise TranscriptError(
-                str(path), f"line {number}", "expected an object with 'request' (and 'response')"
-            )
+            raise TranscriptError(str(path), f"line {number}", "expected an object with 'request' (and 'response')")
         out.append(_pair(path, obj, f"{stem}#{number}", f"line {number}"))
     return out
 
@@ -95,9 +88,7 @@ def load_rows(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
 def _pair(path: Path, obj: dict[str, Any], transcript_id: str, where: str | None) -> Transcript:
     response = obj.get("response")
     if response is not None and not isinstance(response, dict):
-        raise TranscriptError(
-            str(path), where, f"field 'response': expected an object, got {type(response).__name__}"
-        )
+        raise TranscriptError(str(path), where, f"field 'response': expected an object, got {type(response).__name__}")
     return _build(path, transcript_id, where, obj["request"], response, obj)
 
 
@@ -128,9 +119,7 @@ def _build(
             messages.extend(_message(raw, source, f"{prefix}message {i}", log))
     if response is not None:
         if response.get("role") != "assistant" or "content" not in response:
-            raise TranscriptError(
-                source, f"{prefix}field 'response'", "expected an assistant message with 'content'"
-            )
+            raise TranscriptError(source, f"{prefix}field 'response'", "expected an assistant message with 'content'")
         draft = AssistantDraft()
         draft.add(response["content"], source, f"{prefix}response", log)
         messages.append(draft.message())
@@ -168,9 +157,7 @@ def _message(raw: Any, source: str, where: str, log: ImportLog) -> list[Message]
     if role == "user":
         tools, user = user_messages(raw.get("content"), source, where, log)
         return [*tools, *([user] if user is not None else [])]
-    raise TranscriptError(
-        source, where, f"field 'role': unknown role {role!r} (expected 'user' or 'assistant')"
-    )
+    raise TranscriptError(source, where, f"field 'role': unknown role {role!r} (expected 'user' or 'assistant')")
 
 
 def _system(value: Any, source: str, where: str) -> str | None:
@@ -183,9 +170,7 @@ def _system(value: Any, source: str, where: str) -> str | None:
                 raise TranscriptError(source, f"{where}[{j}]", "expected a text block with a string 'text'")
             texts.append(block["text"])
         return "\n\n".join(texts)
-    raise TranscriptError(
-        source, where, f"expected a string or a list of text blocks, got {type(value).__name__}"
-    )
+    raise TranscriptError(source, where, f"expected a string or a list of text blocks, got {type(value).__name__}")
 
 
 def _tools(value: Any, source: str, where: str) -> list[dict[str, Any]]:

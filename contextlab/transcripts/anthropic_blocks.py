@@ -60,9 +60,7 @@ class AssistantDraft:
             elif kind == "tool_use":
                 self.calls.append(tool_call(block, source, f"{where}, block {j}"))
             else:
-                log.warn(
-                    f"{where}, block {j}", f"unknown assistant block type {kind!r} kept in display_metadata"
-                )
+                log.warn(f"{where}, block {j}", f"unknown assistant block type {kind!r} kept in display_metadata")
                 self.other_blocks.append(block)
 
     def message(self) -> Message:
@@ -98,9 +96,7 @@ def tool_call(block: dict[str, Any], source: str, where: str) -> dict[str, Any]:
     }
 
 
-def user_messages(
-    content: Any, source: str, where: str, log: ImportLog
-) -> tuple[list[Message], Message | None]:
+def user_messages(content: Any, source: str, where: str, log: ImportLog) -> tuple[list[Message], Message | None]:
     """The ``tool`` messages and the user message (None when only tool results) of one user content.
 
     Tool results come first, as the Messages API requires them at the start of a user message.
@@ -140,9 +136,7 @@ def tool_message(block: dict[str, Any], source: str, where: str, log: ImportLog)
     """A ``tool`` message from a ``tool_result`` block (an error flag goes to ``display_metadata``)."""
     call_id = block.get("tool_use_id")
     if not isinstance(call_id, str) or not call_id:
-        raise TranscriptError(
-            source, where, "tool_result block: field 'tool_use_id' must be a non-empty string"
-        )
+        raise TranscriptError(source, where, "tool_result block: field 'tool_use_id' must be a non-empty string")
     raw = block.get("content", "")
     if raw is None:
         content: Any = ""

@@ -107,9 +107,7 @@ class _Builder:
                 self.meta[name] = row[key]
         message = row.get("message")
         if not isinstance(message, dict):
-            raise TranscriptError(
-                self.source, where, f"field 'message': expected an object on a {kind!r} line"
-            )
+            raise TranscriptError(self.source, where, f"field 'message': expected an object on a {kind!r} line")
         stamp = self._timestamp(row, where)
         if kind == "assistant":
             self._assistant(number, message, stamp)
@@ -225,9 +223,7 @@ class _Builder:
         if self.boundary is not None:
             self._close_boundary(len(self.messages), None)
         if not self.messages:
-            raise TranscriptError(
-                self.source, None, "no user or assistant lines: expected a Claude Code session log"
-            )
+            raise TranscriptError(self.source, None, "no user or assistant lines: expected a Claude Code session log")
         counts = Counter(self.models.values())
         model = next(iter(self.models.values()), None)
         metadata: dict[str, Any] = {
@@ -273,9 +269,7 @@ class _Builder:
 
 def load(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
     """One transcript per log file (a main session or a subagent log)."""
-    first = next(
-        (row for _, row in rows if isinstance(row, dict) and row.get("type") in ("user", "assistant")), None
-    )
+    first = next((row for _, row in rows if isinstance(row, dict) and row.get("type") in ("user", "assistant")), None)
     subagent = bool(first and first.get("isSidechain"))
     builder = _Builder(path)
     for number, row in rows:
@@ -301,7 +295,5 @@ def _text(message: Message | None) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
-        )
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
     return None

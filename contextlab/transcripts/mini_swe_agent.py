@@ -86,9 +86,7 @@ def load(path: Path, document: dict[str, Any]) -> list[Transcript]:
         "tool_calls": NO_TOOL_CALLS,
     }
     if not any(m["role"] == "assistant" for m in messages):
-        raise TranscriptError(
-            source, "field 'messages'", "no assistant message: expected a mini-swe-agent trajectory"
-        )
+        raise TranscriptError(source, "field 'messages'", "no assistant message: expected a mini-swe-agent trajectory")
     stem = path.name.split(".")[0]
     return [
         Transcript(

@@ -80,9 +80,7 @@ def _load_one(path: Path, rows: list[tuple[int, Any]]) -> Transcript:
     source = str(path)
     number, header = rows[0]
     if header.get(HEADER_KEY) != FORMAT_VERSION:
-        raise TranscriptError(
-            source, f"line {number}", f"unsupported {HEADER_KEY} version {header.get(HEADER_KEY)!r}"
-        )
+        raise TranscriptError(source, f"line {number}", f"unsupported {HEADER_KEY} version {header.get(HEADER_KEY)!r}")
     try:
         usage = {int(i): _typed(RecordedUsage, u) for i, u in _field(header, "usage", dict).items()}
         timestamps = {int(i): _number(ts) for i, ts in _field(header, "timestamps", dict).items()}
@@ -94,9 +92,7 @@ def _load_one(path: Path, rows: list[tuple[int, Any]]) -> Transcript:
         raise TranscriptError(source, f"line {number}", f"bad header field: {error}") from None
     for key in ("system_prompt", "model"):
         if header.get(key) is not None and not isinstance(header.get(key), str):
-            raise TranscriptError(
-                source, f"line {number}", f"header field {key!r}: expected a string or null"
-            )
+            raise TranscriptError(source, f"line {number}", f"header field {key!r}: expected a string or null")
     messages = [check_message(value, source, f"line {n}") for n, value in rows[1:]]
     return Transcript(
         transcript_id=str(header.get("transcript_id") or path.name.split(".")[0]),
@@ -119,9 +115,7 @@ def _field(header: dict[str, Any], key: str, kind: type) -> Any:
     if value is None:
         return kind()
     if not isinstance(value, kind):
-        raise TypeError(
-            f"{key!r} must be a JSON {'object' if kind is dict else 'array'}, got {type(value).__name__}"
-        )
+        raise TypeError(f"{key!r} must be a JSON {'object' if kind is dict else 'array'}, got {type(value).__name__}")
     return value
 
 

@@ -23,9 +23,7 @@ def check_message(value: Any, source: str, where: str) -> Message:
         raise TranscriptError(source, where, "field 'role': expected a string")
     role = _ROLE_ALIASES.get(role, role)
     if role not in ROLES:
-        raise TranscriptError(
-            source, where, f"field 'role': unknown role {role!r} (expected one of {sorted(ROLES)})"
-        )
+        raise TranscriptError(source, where, f"field 'role': unknown role {role!r} (expected one of {sorted(ROLES)})")
     content = value.get("content")
     if content is not None and not isinstance(content, (str, list)):
         raise TranscriptError(
@@ -37,14 +35,10 @@ def check_message(value: Any, source: str, where: str) -> Message:
             raise TranscriptError(source, where, "field 'tool_calls': expected a list")
         for j, call in enumerate(calls):
             if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
-                raise TranscriptError(
-                    source, where, f"field 'tool_calls[{j}]': expected an object with 'function'"
-                )
+                raise TranscriptError(source, where, f"field 'tool_calls[{j}]': expected an object with 'function'")
             function = call["function"]
             if not isinstance(function.get("name"), str):
-                raise TranscriptError(
-                    source, where, f"field 'tool_calls[{j}].function.name': expected a string"
-                )
+                raise TranscriptError(source, where, f"field 'tool_calls[{j}].function.name': expected a string")
             if not isinstance(function.get("arguments", ""), (str, dict)):
                 raise TranscriptError(
                     source,
@@ -74,9 +68,7 @@ def transcript_from_messages(
 ) -> Transcript:
     """Build a :class:`Transcript` from a message list, lifting the leading system message out."""
     if not raw:
-        raise TranscriptError(
-            source, where_prefix.rsplit(",", 1)[0] if "," in where_prefix else None, "no messages"
-        )
+        raise TranscriptError(source, where_prefix.rsplit(",", 1)[0] if "," in where_prefix else None, "no messages")
     messages = [check_message(m, source, f"{where_prefix} {i}") for i, m in enumerate(raw)]
     system_prompt = None
     if messages and messages[0]["role"] == "system":
@@ -125,10 +117,7 @@ def load_json(path: Path, document: Any) -> list[Transcript]:
         return [_from_object(document, source, stem, "")]
     if isinstance(document, list):
         if all(isinstance(x, dict) and "messages" in x for x in document) and document:
-            return [
-                _from_object(obj, source, f"{stem}#{i}", f"conversation {i}, ")
-                for i, obj in enumerate(document)
-            ]
+            return [_from_object(obj, source, f"{stem}#{i}", f"conversation {i}, ") for i, obj in enumerate(document)]
         return [transcript_from_messages(document, source, stem)]
     raise TranscriptError(
         source,
@@ -140,9 +129,7 @@ def load_json(path: Path, document: Any) -> list[Transcript]:
 def _from_object(obj: dict[str, Any], source: str, transcript_id: str, where: str) -> Transcript:
     messages = obj.get("messages")
     if not isinstance(messages, list):
-        raise TranscriptError(
-            source, where.rstrip(", ") or None, "field 'messages': expected a list of messages"
-        )
+        raise TranscriptError(source, where.rstrip(", ") or None, "field 'messages': expected a list of messages")
     tools = obj.get("tools") or []
     if not isinstance(tools, list):
         raise TranscriptError(source, where.rstrip(", ") or None, "field 'tools': expected a list")
@@ -168,9 +155,7 @@ def load_jsonl(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
         for number, value in rows:
             if isinstance(value, list):
                 out.append(
-                    transcript_from_messages(
-                        value, source, f"{stem}#{number}", where_prefix=f"line {number}, message"
-                    )
+                    transcript_from_messages(value, source, f"{stem}#{number}", where_prefix=f"line {number}, message")
                 )
             elif isinstance(value, dict) and "messages" in value:
                 out.append(_from_object(value, source, f"{stem}#{number}", f"line {number}, "))

@@ -72,9 +72,7 @@ def load_rows(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
     out = []
     for number, obj in rows:
         if not _is_conversation(obj):
-            raise TranscriptError(
-                str(path), f"line {number}", "expected an object with a 'conversations' list"
-            )
+            raise TranscriptError(str(path), f"line {number}", "expected an object with a 'conversations' list")
         out.append(_conversation(path, obj, f"{stem}#{number}", f"line {number}, "))
     return out
 
@@ -152,8 +150,7 @@ def _system(value: str, source: str, where: str, log: ImportLog) -> tuple[str, l
         log.warn(where, "<tools> block is not a list of schemas; left in the system prompt")
         return value, []
     tools = [
-        s if s.get("type") == "function" and "function" in s else {"type": "function", "function": s}
-        for s in schemas
+        s if s.get("type") == "function" and "function" in s else {"type": "function", "function": s} for s in schemas
     ]
     prompt = (value[: found.start()] + "<tools>\n</tools>" + value[found.end() :]).strip()
     return prompt, tools
@@ -168,9 +165,7 @@ def _assistant(value: str, index: int, source: str, where: str, log: ImportLog) 
             log.warn(f"{where}, tool_call {k}", "not valid JSON; the text stays in the assistant content")
             continue
         if not isinstance(parsed, dict) or not isinstance(parsed.get("name"), str):
-            log.warn(
-                f"{where}, tool_call {k}", "expected an object with a 'name'; the text stays in the content"
-            )
+            log.warn(f"{where}, tool_call {k}", "expected an object with a 'name'; the text stays in the content")
             continue
         arguments = parsed.get("arguments", {})
         text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)

@@ -19,9 +19,7 @@ from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import Transcript
 from contextlab.transcripts.openai_chat import check_message
 
-BOOKKEEPING = frozenset(
-    {"agent", "message_type", "thought", "action", "is_demo", "cache_control", "tool_call_ids"}
-)
+BOOKKEEPING = frozenset({"agent", "message_type", "thought", "action", "is_demo", "cache_control", "tool_call_ids"})
 
 
 def looks_like(document: Any) -> bool:
@@ -47,13 +45,9 @@ def load(path: Path, document: dict[str, Any]) -> list[Transcript]:
         ids = raw.get("tool_call_ids")
         if raw.get("role") == "tool" and "tool_call_id" not in raw:
             if not isinstance(ids, list) or not ids or not all(isinstance(x, str) for x in ids):
-                raise TranscriptError(
-                    source, where, "a tool message needs 'tool_call_ids' (a list of strings)"
-                )
+                raise TranscriptError(source, where, "a tool message needs 'tool_call_ids' (a list of strings)")
             if len(ids) > 1:
-                log.warn(
-                    where, f"one observation answers {len(ids)} calls; attached to the first, {ids[0]!r}"
-                )
+                log.warn(where, f"one observation answers {len(ids)} calls; attached to the first, {ids[0]!r}")
             raw["tool_call_id"] = ids[0]
         demo = bool(raw.get("is_demo"))
         message = check_message({k: v for k, v in raw.items() if k not in BOOKKEEPING}, source, where)
@@ -62,12 +56,7 @@ def load(path: Path, document: dict[str, Any]) -> list[Transcript]:
             message["content"] = [_strip_cache_control(part) for part in content]
         if demo:
             message["display_kind"] = "demo"
-        if (
-            message["role"] == "system"
-            and not messages
-            and system_prompt is None
-            and isinstance(content, str)
-        ):
+        if message["role"] == "system" and not messages and system_prompt is None and isinstance(content, str):
             system_prompt = content
             continue
         messages.append(message)
@@ -78,9 +67,7 @@ def load(path: Path, document: dict[str, Any]) -> list[Transcript]:
         "submission": info.get("submission"),
         "model_stats": info.get("model_stats"),
         "swe_agent_version": info.get("swe_agent_version"),
-        "trajectory_steps": len(document["trajectory"])
-        if isinstance(document.get("trajectory"), list)
-        else None,
+        "trajectory_steps": len(document["trajectory"]) if isinstance(document.get("trajectory"), list) else None,
     }
     if not messages:
         raise TranscriptError(source, "field 'history'", "no messages: expected a SWE-agent trajectory")

@@ -12,12 +12,7 @@ from contextlab.transcripts.openai_chat import transcript_from_messages
 
 
 def looks_like(document: Any) -> bool:
-    return (
-        isinstance(document, list)
-        and bool(document)
-        and isinstance(document[0], dict)
-        and "traj" in document[0]
-    )
+    return isinstance(document, list) and bool(document) and isinstance(document[0], dict) and "traj" in document[0]
 
 
 def load(path: Path, document: Any) -> list[Transcript]:

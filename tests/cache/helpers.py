@@ -26,6 +26,4 @@ def render(
     overhead: int = 0,
 ) -> RenderedRequest:
     counts = tokens if isinstance(tokens, list) else [tokens] * len(messages)
-    return (renderer or BlockRenderer()).render(
-        messages, counts, tools or [], tools_tokens, overhead_tokens=overhead
-    )
+    return (renderer or BlockRenderer()).render(messages, counts, tools or [], tools_tokens, overhead_tokens=overhead)

@@ -51,9 +51,7 @@ def test_lookback_counts_twenty_positions_including_the_breakpoint() -> None:
 
 
 def test_tool_result_runs_count_as_one_position() -> None:
-    calls = [
-        {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in range(25)
-    ]
+    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in range(25)]
     head = [msg("user", "go"), msg("assistant", "sure")]
     turn = [{"role": "assistant", "content": None, "tool_calls": calls}] + [
         {"role": "tool", "tool_call_id": f"c{i}", "content": f"r{i}"} for i in range(25)

@@ -68,9 +68,7 @@ def test_key_order_matters_and_markers_do_not() -> None:
         [
             {
                 "role": "user",
-                "content": [
-                    {"type": "text", "text": "x", "k": 1, "j": 2, "cache_control": {"type": "ephemeral"}}
-                ],
+                "content": [{"type": "text", "text": "x", "k": 1, "j": 2, "cache_control": {"type": "ephemeral"}}],
             }
         ],
         [3],

@@ -30,9 +30,7 @@ class Recorder(PassthroughEngine):
 
 
 def test_columns_for_one_and_several_profiles() -> None:
-    obs = CacheObserver(
-        ["anthropic:claude-opus-5-5", "openai:gpt-5.5", "gemini:gemini-2.5-flash"], "system_and_3"
-    )
+    obs = CacheObserver(["anthropic:claude-opus-5-5", "openai:gpt-5.5", "gemini:gemini-2.5-flash"], "system_and_3")
     result = replay(transcript(), "passthrough", observers=[obs])
     trace = result.trace
     for column in obs.columns():
@@ -79,9 +77,7 @@ def test_readme_snippet_top_level_imports(shared_transcripts: Path) -> None:
     from contextlab import replay as top_replay
 
     cache = TopLevelObserver(["anthropic:claude-opus-5-5", "openai:gpt-5.5", "gemini"], "system_and_3")
-    result = top_replay(
-        shared_transcripts / "claude-code" / "tool_heavy.jsonl", "passthrough", observers=[cache]
-    )
+    result = top_replay(shared_transcripts / "claude-code" / "tool_heavy.jsonl", "passthrough", observers=[cache])
     columns = ["prompt_tokens", "cache_read_tokens", "cache_write_tokens", "uncached_tokens", "cost_usd"]
     assert set(columns) <= set(result.trace.columns)
     assert 0 <= result.summary["cache_hit_rate"] <= 1 and result.summary["cost_usd"] > 0

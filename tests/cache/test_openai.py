@@ -24,9 +24,7 @@ def test_prefix_mode_reads_longest_common_prefix_and_writes_free() -> None:
     first = p.simulate(render(base, [300, 17, 400, 250, 120, 80, 60, 40, 30, 9]), [], 0.0)
     assert (first.read, first.write) == (0, 0)
     # Same first 6 messages (1167 tokens), then different content.
-    second = render(
-        [*base[:6], msg("user", "new"), msg("assistant", "x")], [300, 17, 400, 250, 120, 80, 500, 500]
-    )
+    second = render([*base[:6], msg("user", "new"), msg("assistant", "x")], [300, 17, 400, 250, 120, 80, 500, 500])
     result = p.simulate(second, [], 10.0)
     assert result.read == 1152 and result.write == 0 and result.uncached == result.total - 1152
 

@@ -51,9 +51,7 @@ def test_long_context_and_off_peak_factors() -> None:
     small = CacheResult(total=1000, read=0, write=0, uncached=1000)
     peak = dt.datetime(2026, 11, 30, 2, 0, tzinfo=dt.UTC).timestamp()  # Monday 02:00 UTC
     off = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC).timestamp()
-    assert request_cost(small, flash, timestamp=off) == pytest.approx(
-        request_cost(small, flash, timestamp=peak) / 2
-    )
+    assert request_cost(small, flash, timestamp=off) == pytest.approx(request_cost(small, flash, timestamp=peak) / 2)
 
 
 def test_user_file_overrides_and_validates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -139,9 +139,7 @@ def test_gemini_deepseek_bedrock() -> None:
         }
     )
     assert check_invariants(bad)
-    br = parse_usage(
-        {"inputTokens": 5, "cacheReadInputTokens": 100, "cacheWriteInputTokens": 7, "outputTokens": 2}
-    )
+    br = parse_usage({"inputTokens": 5, "cacheReadInputTokens": 100, "cacheWriteInputTokens": 7, "outputTokens": 2})
     assert (br.shape, br.total_in) == ("bedrock", 112)
 
 

@@ -26,13 +26,9 @@ def test_calibrate_prints_table_and_writes_frame_and_plot(
     assert plot.stat().st_size > 10_000
 
 
-def test_calibrate_json_with_provider_and_option(
-    shared_transcripts: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_calibrate_json_with_provider_and_option(shared_transcripts: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = sorted((shared_transcripts / "mini-swe-agent" / "trajs").glob("*.json"))[0]
-    code = main(
-        ["calibrate", str(path), "--provider", "gemini:gemini-3-pro", "--option", "hit_prob=1.0", "--json"]
-    )
+    code = main(["calibrate", str(path), "--provider", "gemini:gemini-3-pro", "--option", "hit_prob=1.0", "--json"])
     row = json.loads(capsys.readouterr().out.strip().splitlines()[0])
     assert code == 0
     assert row["profile"] == "gemini:gemini-3-pro" and row["hit_prob"] == 1.0 and not row["hit_prob_fitted"]
@@ -45,9 +41,7 @@ def test_calibrate_bad_path_is_one_line_error(tmp_path: Path, capsys: pytest.Cap
     assert err.startswith("contextlab: error:") and "missing.jsonl" in err and len(err.splitlines()) == 1
 
 
-def test_replay_with_several_cache_profiles(
-    shared_transcripts: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_replay_with_several_cache_profiles(shared_transcripts: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = shared_transcripts / "tau-bench-airline" / "gpt-4o-airline.json"
     code = main(
         [
@@ -75,9 +69,7 @@ def test_replay_unknown_cache_provider(shared_transcripts: Path, capsys: pytest.
     assert "unknown cache provider 'acme'" in capsys.readouterr().err
 
 
-def test_calibrate_transcript_without_usage(
-    shared_transcripts: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_calibrate_transcript_without_usage(shared_transcripts: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", str(shared_transcripts / "tau-bench-airline" / "gpt-4o-airline.json")]) == 2
     err = capsys.readouterr().err
     assert "no recorded usage to calibrate against" in err and len(err.splitlines()) == 1

@@ -75,15 +75,11 @@ def test_coding_agent_has_the_realistic_ingredients() -> None:
     outputs = [m["content"] for m in t.messages if m["role"] == "tool"]
     kinds = Counter(names[m["tool_call_id"]] for m in t.messages if m["role"] == "tool")
     assert {"read_file", "search_files", "patch", "terminal", "write_file"} <= set(kinds)
-    assert any(
-        " FAILED [" in out and "short test summary info" in out for out in outputs
-    )  # failing test runs
+    assert any(" FAILED [" in out and "short test summary info" in out for out in outputs)  # failing test runs
     assert any(out.count("\n") > 300 and " ERROR [" in out for out in outputs)  # long logs with error lines
     assert any(out.startswith("Applied 1 edit") and "\n@@ " in out for out in outputs)  # diffs
     repeated = Counter(
-        (names[m["tool_call_id"]], m["content"])
-        for m in t.messages
-        if m["role"] == "tool" and len(m["content"]) > 500
+        (names[m["tool_call_id"]], m["content"]) for m in t.messages if m["role"] == "tool" and len(m["content"]) > 500
     )
     assert max(repeated.values()) >= 2  # identical calls with identical output
 

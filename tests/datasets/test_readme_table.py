@@ -11,9 +11,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_readme_dataset_table_is_current() -> None:
-    rows = re.findall(
-        r"^\| `([a-z-]+)` \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|$", README.read_text(), re.MULTILINE
-    )
+    rows = re.findall(r"^\| `([a-z-]+)` \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|$", README.read_text(), re.MULTILINE)
     assert len(rows) == 3
     for name, requests, tokens, facts in rows:
         figures = describe(load_dataset(name))

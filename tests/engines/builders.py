@@ -24,15 +24,11 @@ def tool_turn(i: int, body_chars: int = 400, *, user: bool = True, reply_chars: 
             "tool_calls": [call(f"call_{i}", "read_file", path=f"src/module_{i}.py")],
         }
     )
-    body = "\n".join(f"line {k} of module_{i}: value = {k * i}" for k in range(body_chars // 30 + 1))[
-        :body_chars
-    ]
+    body = "\n".join(f"line {k} of module_{i}: value = {k * i}" for k in range(body_chars // 30 + 1))[:body_chars]
     out.append({"role": "tool", "tool_call_id": f"call_{i}", "content": body})
     reply = f"Module {i} looks fine; I will move on because it passes."
     if reply_chars:
-        filler = " ".join(
-            f"Observation {k} about module_{i}: nothing unusual." for k in range(reply_chars // 40 + 1)
-        )
+        filler = " ".join(f"Observation {k} about module_{i}: nothing unusual." for k in range(reply_chars // 40 + 1))
         reply = f"{reply}\n\n{filler}"[: max(reply_chars, len(reply))]
     out.append({"role": "assistant", "content": reply})
     return out

@@ -61,13 +61,9 @@ def replay_session(path: Path) -> SessionReport:
 
     transcript = load_transcript(path)
     overhead = estimate_overhead(transcript)
-    result = contextlab.replay(
-        transcript, "compressor", context_length=WINDOW, fixed_overhead_tokens=overhead
-    )
+    result = contextlab.replay(transcript, "compressor", context_length=WINDOW, fixed_overhead_tokens=overhead)
     assert result.status == "ok", result.error
-    control = contextlab.replay(
-        transcript, "passthrough", context_length=WINDOW, fixed_overhead_tokens=overhead
-    )
+    control = contextlab.replay(transcript, "passthrough", context_length=WINDOW, fixed_overhead_tokens=overhead)
     trace = result.trace
     threshold = int(trace["threshold_tokens"].iloc[0])
     over = control.trace.loc[control.trace["pressure_tokens"] >= threshold, "request"]
@@ -118,9 +114,7 @@ def replay_session(path: Path) -> SessionReport:
 
 def main() -> int:
     root = Path(
-        os.environ.get(
-            "CONTEXTLAB_TRANSCRIPTS", Path(__file__).resolve().parents[3] / "shared" / "transcripts"
-        )
+        os.environ.get("CONTEXTLAB_TRANSCRIPTS", Path(__file__).resolve().parents[3] / "shared" / "transcripts")
     )
     for session in SESSIONS:
         report = replay_session(root / "claude-code" / f"{session}.jsonl")

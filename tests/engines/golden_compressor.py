@@ -55,9 +55,7 @@ def render(case: GoldenCase) -> tuple[str, str]:
     from contextlab.transcripts import load_transcript
 
     transcript = load_transcript(REPO / "datasets" / f"{case.dataset}.jsonl.gz")
-    result = contextlab.replay(
-        transcript, "compressor", context_length=case.context_length, params=case.params
-    )
+    result = contextlab.replay(transcript, "compressor", context_length=case.context_length, params=case.params)
     assert result.status == "ok", result.error
     return deterministic_csv(result.trace), deterministic_csv(result.compactions)
 

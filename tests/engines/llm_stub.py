@@ -46,9 +46,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
-        self.server.requests.append(
-            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
-        )
+        self.server.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
         action = self.server.script.popleft() if self.server.script else ("ok", self.server.default_text)
         kind = action[0]
         if kind == "hang":

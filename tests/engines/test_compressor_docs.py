@@ -28,16 +28,12 @@ def test_fragment_cli_replays(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_fragment_python_api() -> None:
-    result = contextlab.replay(
-        REPO / "datasets" / "support-agent.jsonl.gz", "compressor", context_length=64_000
-    )
+    result = contextlab.replay(REPO / "datasets" / "support-agent.jsonl.gz", "compressor", context_length=64_000)
     frame = result.compactions[["request", "trigger", "tokens_before", "tokens_after"]]
     assert len(frame) >= 3
 
 
-def test_fragment_llm_summarizer_cli(
-    stub: StubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_fragment_llm_summarizer_cli(stub: StubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("openai")
     data = str(REPO / "datasets" / "support-agent.jsonl.gz")
     options = f'{{base_url: "{stub.base_url}", model: my-model, cache_dir: "{tmp_path / "cache"}"}}'
@@ -47,15 +43,11 @@ def test_fragment_llm_summarizer_cli(
     first = json.loads(capsys.readouterr().out)
     assert first["compactions"] >= 1 and stub.requests
     calls = len(stub.requests)
-    assert (
-        main([*argv[:-1], f"summarizer_options={options[:-1]}, mode: replay}}"]) == 0
-    )  # offline second replay
+    assert main([*argv[:-1], f"summarizer_options={options[:-1]}, mode: replay}}"]) == 0  # offline second replay
     second = json.loads(capsys.readouterr().out)
     assert len(stub.requests) == calls
     varying = {"wall_s", "engine_ms_total", "params"}  # wall time, and the mode now in the params label
-    assert {k: v for k, v in second.items() if k not in varying} == {
-        k: v for k, v in first.items() if k not in varying
-    }
+    assert {k: v for k, v in second.items() if k not in varying} == {k: v for k, v in first.items() if k not in varying}
 
 
 def test_fragment_benchmark_runs() -> None:

@@ -43,9 +43,7 @@ def span() -> list[dict[str, object]]:
         {
             "role": "tool",
             "tool_call_id": "c2",
-            "content": (
-                "E   AssertionError: expected 2 got 1\nFAILED tests/test_main.py::test_main\nexit code 1"
-            ),
+            "content": ("E   AssertionError: expected 2 got 1\nFAILED tests/test_main.py::test_main\nexit code 1"),
         },
         {
             "role": "assistant",
@@ -62,9 +60,7 @@ def span() -> list[dict[str, object]]:
 
 
 def test_host_template_sections_in_order_and_content() -> None:
-    body = ExtractiveSummarizer().summarize(
-        SummaryRequest(turns=span(), budget_tokens=2000, template=HOST_TEMPLATE)
-    )
+    body = ExtractiveSummarizer().summarize(SummaryRequest(turns=span(), budget_tokens=2000, template=HOST_TEMPLATE))
     headings = [h for h, _ in parse_summary(body)]
     assert headings == HOST_TEMPLATE.headings
     sections = dict(parse_summary(body))
@@ -83,9 +79,7 @@ def test_host_template_sections_in_order_and_content() -> None:
 
 
 def test_engines_template_order() -> None:
-    body = ExtractiveSummarizer().summarize(
-        SummaryRequest(turns=span(), budget_tokens=2000, template=ENGINES_TEMPLATE)
-    )
+    body = ExtractiveSummarizer().summarize(SummaryRequest(turns=span(), budget_tokens=2000, template=ENGINES_TEMPLATE))
     assert [h for h, _ in parse_summary(body)] == [
         "User requests",
         "Files and artifacts",
@@ -121,9 +115,7 @@ def long_span(n: int) -> list[dict[str, object]]:
     for i in range(n):
         topic = "database migration" if i % 10 == 0 else f"widget styling pass {i}"
         out.append({"role": "user", "content": f"Step {i}: please look at the {topic} and report."})
-        out.append(
-            {"role": "assistant", "content": f"I will check the {topic} because it matters. Result {i} ok."}
-        )
+        out.append({"role": "assistant", "content": f"I will check the {topic} because it matters. Result {i} ok."})
     return out
 
 

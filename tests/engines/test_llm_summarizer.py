@@ -94,9 +94,7 @@ def test_record_then_replay_offline(stub: StubServer, tmp_path: Path) -> None:
         (("ok", "   "), FailureKind.EMPTY),
     ],
 )
-def test_failure_classes(
-    stub: StubServer, tmp_path: Path, action: tuple[object, ...], kind: FailureKind
-) -> None:
+def test_failure_classes(stub: StubServer, tmp_path: Path, action: tuple[object, ...], kind: FailureKind) -> None:
     stub.script.append(action)
     with pytest.raises(SummaryFailure) as failure:
         summarizer(stub, tmp_path).summarize(request())

@@ -22,9 +22,7 @@ def test_below_trigger_is_a_noop() -> None:
 
 
 def test_clears_oldest_until_under_trigger_minus_minimum() -> None:
-    engine = load(
-        "clear_tool_uses", context_length=20_000, trigger_tokens=100_000, clear_at_least=1_000, keep=3
-    )
+    engine = load("clear_tool_uses", context_length=20_000, trigger_tokens=100_000, clear_at_least=1_000, keep=3)
     messages = tool_session(30, lines=40)
     tokens = TokenEstimator().messages(messages)
     assert tokens > engine.trigger == 10_000

@@ -96,13 +96,9 @@ def test_second_pass_keeps_the_summary_prefix() -> None:
 
 
 def test_large_output_stub_in_tail() -> None:
-    engine = load(
-        "lcm", context_length=20_000, leaf_chunk_tokens=1_500, fresh_tail_count=4, large_output_chars=200
-    )
+    engine = load("lcm", context_length=20_000, leaf_chunk_tokens=1_500, fresh_tail_count=4, large_output_chars=200)
     result = engine.compress(tool_session(40, lines=20))
     stubs = [m for m in result if str(m.get("content", "")).startswith("[large tool output stored as m")]
     assert stubs
     ref = stubs[0]["content"].split()[5].rstrip(":")
-    assert json.loads(engine.handle_tool_call("lcm_expand", {"id": ref}))["items"][0]["text"].startswith(
-        "file"
-    )
+    assert json.loads(engine.handle_tool_call("lcm_expand", {"id": ref}))["items"][0]["text"].startswith("file")

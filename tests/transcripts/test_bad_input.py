@@ -77,9 +77,7 @@ def test_truncated_gzip_and_bad_native_header(tmp_path: Path) -> None:
         '{"contextlab_transcript": 1, "facts": [{"fact_id": "f", "text": "t", "message_index": "3"}]}\n'
         '{"role": "user", "content": "x"}\n'
     )
-    with pytest.raises(
-        TranscriptError, match=r"line 1: bad header field: GoldFact.message_index: expected int"
-    ):
+    with pytest.raises(TranscriptError, match=r"line 1: bad header field: GoldFact.message_index: expected int"):
         load_transcripts(native)
 
 
@@ -96,9 +94,7 @@ def test_tool_result_without_call_is_warned_and_recorded(tmp_path: Path) -> None
     )
     with pytest.warns(TranscriptWarning, match="orphan_tool_result"):
         t = load_transcript(path)
-    assert t.metadata["structural_violations"] == [
-        "message 2: orphan_tool_result: no tool call with id 'ghost'"
-    ]
+    assert t.metadata["structural_violations"] == ["message 2: orphan_tool_result: no tool call with id 'ghost'"]
     out = tmp_path / "orphan.jsonl"
     with pytest.warns(TranscriptWarning):
         save_transcript(t, out)
@@ -207,9 +203,7 @@ def test_mutated_samples_never_crash(tmp_path: Path, data: st.DataObject) -> Non
     for _ in range(data.draw(st.integers(1, 3))):
         paths = _paths(value)
         path = data.draw(st.sampled_from(paths))
-        action = data.draw(
-            st.sampled_from(["delete", "replace", "wrap", "stringify"] if path else ["replace"])
-        )
+        action = data.draw(st.sampled_from(["delete", "replace", "wrap", "stringify"] if path else ["replace"]))
         value = _mutate(value, path, action, data.draw(JSON))
     text = render(kind, value) if kind == "json" or isinstance(value, list) else json.dumps(value)
     if data.draw(st.booleans()):
@@ -221,9 +215,7 @@ def test_mutated_samples_never_crash(tmp_path: Path, data: st.DataObject) -> Non
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=JSON, as_lines=st.booleans(), raw=st.binary(max_size=64), use_raw=st.booleans())
-def test_random_files_never_crash(
-    tmp_path: Path, value: Any, as_lines: bool, raw: bytes, use_raw: bool
-) -> None:
+def test_random_files_never_crash(tmp_path: Path, value: Any, as_lines: bool, raw: bytes, use_raw: bool) -> None:
     target = tmp_path / "random.json"
     if use_raw:
         target.write_bytes(raw)

@@ -173,9 +173,7 @@ def test_unknown_block_type_warns_and_is_kept(tmp_path: Path) -> None:
         (_assistant("a1", "m", {"type": "tool_use", "name": "x"}), "field 'id' must be a non-empty string"),
     ],
 )
-def test_bad_lines_raise_transcript_error_with_line(
-    tmp_path: Path, row: dict[str, Any], expected: str
-) -> None:
+def test_bad_lines_raise_transcript_error_with_line(tmp_path: Path, row: dict[str, Any], expected: str) -> None:
     path = _write(tmp_path / "bad.jsonl", [_user("u0", "hi"), row])
     with pytest.raises(TranscriptError, match=expected.replace("(", r"\(")) as info:
         load_transcripts(path)
@@ -214,8 +212,7 @@ def _source_counts(path: Path) -> dict[str, Any]:
             results += sum(1 for b in content if b["type"] == "tool_result")
             user_texts += any(b["type"] != "tool_result" for b in content)
     prompt = sum(
-        u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
-        for u in usage.values()
+        u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"] for u in usage.values()
     )
     read = sum(u["cache_read_input_tokens"] for u in usage.values())
     return {

@@ -41,9 +41,7 @@ def test_every_real_file_converts_losslessly(shared_transcripts: Path, tmp_path:
     assert formats == {"claude-code", "mini-swe-agent", "tau-bench"}
 
 
-def test_cli_convert_round_trip(
-    shared_transcripts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_convert_round_trip(shared_transcripts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     session = next((shared_transcripts / "claude-code").glob("ae4a77f8-*.jsonl"))
     out = tmp_path / "session.jsonl"
     assert main(["convert", str(session), str(out)]) == 0

@@ -83,9 +83,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
                     "role": "assistant",
                     "model": "claude-opus-4-6",
                     "usage": USAGE,
-                    "content": [
-                        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
-                    ],
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}],
                 },
             ),
             _cc(
@@ -128,9 +126,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
                 {
                     "role": "assistant",
                     "content": "```bash\nls\n```",
-                    "extra": {
-                        "response": {"created": 1, "usage": {"prompt_tokens": 9, "completion_tokens": 2}}
-                    },
+                    "extra": {"response": {"created": 1, "usage": {"prompt_tokens": 9, "completion_tokens": 2}}},
                 },
                 {"role": "user", "content": "<output>a</output>"},
             ],

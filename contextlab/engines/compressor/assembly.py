@@ -190,16 +190,10 @@ def strip_old_images(messages: list[Message]) -> list[Message]:
 
     def has_image(m: Message) -> bool:
         content = m.get("content")
-        return isinstance(content, list) and any(
-            isinstance(p, dict) and p.get("type") in _IMAGE_TYPES for p in content
-        )
+        return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in _IMAGE_TYPES for p in content)
 
     newest = next(
-        (
-            i
-            for i in range(len(messages) - 1, -1, -1)
-            if messages[i].get("role") == "user" and has_image(messages[i])
-        ),
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user" and has_image(messages[i])),
         None,
     )
     if newest is None:
@@ -222,6 +216,4 @@ def strip_old_images(messages: list[Message]) -> list[Message]:
 
 def strip_persisted_flags(messages: list[Message]) -> list[Message]:
     """Remove ``_db_persisted`` from every message (the rows are new after a compaction)."""
-    return [
-        {k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in messages
-    ]
+    return [{k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in messages]

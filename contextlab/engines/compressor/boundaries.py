@@ -76,9 +76,7 @@ def min_tail(available: int, protect_last_n: int) -> int:
     """``min(max(3, min(protect_last_n, 8)), max(3, available − 2), available)``; 0 if available ≤ 1."""
     if available <= 1:
         return 0
-    return min(
-        max(MIN_TAIL_FLOOR, min(protect_last_n, MIN_TAIL_CAP)), max(MIN_TAIL_FLOOR, available - 2), available
-    )
+    return min(max(MIN_TAIL_FLOOR, min(protect_last_n, MIN_TAIL_CAP)), max(MIN_TAIL_FLOOR, available - 2), available)
 
 
 def tail_cut_by_tokens(

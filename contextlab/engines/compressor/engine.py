@@ -117,9 +117,7 @@ class CompressorEngine(ContextEngine):
         self.model_thresholds: dict[str, float] = dict(model_thresholds or {})
         self.abort_on_summary_failure = bool(abort_on_summary_failure)
         self.proactive_prune_tokens = int(proactive_prune_tokens)
-        self.proactive_prune_min_result_chars = max(
-            PRUNE_MIN_RESULT_FLOOR, int(proactive_prune_min_result_chars)
-        )
+        self.proactive_prune_min_result_chars = max(PRUNE_MIN_RESULT_FLOOR, int(proactive_prune_min_result_chars))
         self.proactive_prune_min_reclaim_tokens = int(proactive_prune_min_reclaim_tokens)
         self.min_tail_user_messages = int(min_tail_user_messages)
         self.summarizer = make_summarizer(summarizer, summarizer_options)
@@ -428,11 +426,7 @@ class CompressorEngine(ContextEngine):
 
 
 def _genuine(message: Message, text: str) -> Message:
-    out = {
-        k: v
-        for k, v in message.items()
-        if k not in ("_compressed_summary", "_compressed_summary_has_user_turn")
-    }
+    out = {k: v for k, v in message.items() if k not in ("_compressed_summary", "_compressed_summary_has_user_turn")}
     out["content"] = text
     return out
 

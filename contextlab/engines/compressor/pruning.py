@@ -89,9 +89,7 @@ def dedupe_tool_results(messages: list[Message]) -> int:
     return changed
 
 
-def _summarized(
-    message: Message, calls: dict[str, tuple[str, dict[str, Any]]], min_chars: int
-) -> Message | None:
+def _summarized(message: Message, calls: dict[str, tuple[str, dict[str, Any]]], min_chars: int) -> Message | None:
     content = message.get("content")
     call = calls.get(str(message.get("tool_call_id") or ""))
     name, args = call if call is not None else (str(message.get("name") or "tool"), {})
@@ -232,11 +230,7 @@ def remove_platform_echoes(messages: list[Message], latest_user: int | None) -> 
     if latest_user is None:
         return messages
     end = latest_user + 1
-    while (
-        end < len(messages)
-        and messages[end].get("role") == "user"
-        and not content_text(messages[end]).strip()
-    ):
+    while end < len(messages) and messages[end].get("role") == "user" and not content_text(messages[end]).strip():
         end += 1
     if end == latest_user + 1:
         return messages

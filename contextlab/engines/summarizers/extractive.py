@@ -73,8 +73,7 @@ _CONSTRAINT_CUES = _Cues(
 )
 _REMAINING_CUES = _Cues("next|todo|to-do|remaining|still need|not yet|left to|pending|follow[- ]up")
 _EXTENSIONS = (
-    "py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|java|c|h|cpp|hpp|rb|sh|sql|html|css|ipynb|cfg|ini"
-    "|lock|csv|xml"
+    "py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|java|c|h|cpp|hpp|rb|sh|sql|html|css|ipynb|cfg|ini|lock|csv|xml"
 )
 _PATH_TOKEN = re.compile(rf"(?:~|\.{{1,2}})?/?(?:[\w.@+-]+/)+[\w.@+-]+|[\w-]+\.(?:{_EXTENSIONS})\b")
 _TOKEN_STRIP = "\"'`()[]{}<>,;:!?*"
@@ -318,9 +317,7 @@ def extract(messages: list[Message], first_index: int = 0) -> Extraction:
                     answer = one_line(next(iter(_sentences(text)), text), 160)
                     for q_idx, question in open_questions:
                         out["questions"].append(
-                            Item(
-                                f"q:{question.lower()[:200]}", f"{one_line(question, 200)} -> {answer}", q_idx
-                            )
+                            Item(f"q:{question.lower()[:200]}", f"{one_line(question, 200)} -> {answer}", q_idx)
                         )
                     open_questions = []
                 _collect_identifiers(text, idx, identifiers)
@@ -580,9 +577,7 @@ def render(
         source_items = sorted(items.get(spec.source, []), key=lambda it: it.order)
         if spec.max_items is not None and len(source_items) > spec.max_items:
             source_items = source_items[-spec.max_items :]
-        rows = [
-            (it, _cut(it.text, spec.item_chars), matches_focus(it.text, soft_terms)) for it in source_items
-        ]
+        rows = [(it, _cut(it.text, spec.item_chars), matches_focus(it.text, soft_terms)) for it in source_items]
         chosen.append((spec, rows))
 
     def cost(line: str) -> int:

@@ -110,9 +110,7 @@ def build_prompt(request: SummaryRequest) -> str:
     else:
         parts.append(f"TURNS TO SUMMARIZE:\n{turns}")
     if request.memory_context:
-        parts.append(
-            f"<memory-provider-context>\n{json.dumps(request.memory_context)}\n</memory-provider-context>"
-        )
+        parts.append(f"<memory-provider-context>\n{json.dumps(request.memory_context)}\n</memory-provider-context>")
     headings = "\n".join(f"## {h}" for h in request.template.headings)
     parts.append(
         "Use exactly these sections, in this order (write 'None.' under a section with nothing to say; "
@@ -122,8 +120,7 @@ def build_prompt(request: SummaryRequest) -> str:
     focus = request.focus_topic or request.auto_focus
     if focus:
         parts.append(
-            f"FOCUS TOPIC: {focus}\n"
-            "Give this focus about 60-70% of the summary; keep the other sections brief."
+            f"FOCUS TOPIC: {focus}\nGive this focus about 60-70% of the summary; keep the other sections brief."
         )
     return "\n\n".join(parts)
 
@@ -282,9 +279,7 @@ class LLMSummarizer:
             if hit is not None:
                 return hit
             if self.mode == "replay":
-                raise SummaryFailure(
-                    FailureKind.NO_PROVIDER, f"no recorded response for key {key[:12]} (replay mode)"
-                )
+                raise SummaryFailure(FailureKind.NO_PROVIDER, f"no recorded response for key {key[:12]} (replay mode)")
         if not model or not self.base_url:
             raise SummaryFailure(FailureKind.NO_PROVIDER, "no summary model or base URL configured")
         text = self._call(model, prompt)
@@ -314,17 +309,13 @@ class LLMSummarizer:
         self.calls += 1
         try:
             # No max_tokens on the wire: the host never caps the summary.
-            response = client.chat.completions.create(
-                model=model, messages=[{"role": "user", "content": prompt}]
-            )
+            response = client.chat.completions.create(model=model, messages=[{"role": "user", "content": prompt}])
         except Exception as error:
             raise SummaryFailure(classify(error), f"{type(error).__name__}: {error}") from error
         try:
             content = response.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as error:
-            raise SummaryFailure(
-                FailureKind.JSON, f"unexpected response shape: {type(response).__name__}"
-            ) from error
+            raise SummaryFailure(FailureKind.JSON, f"unexpected response shape: {type(response).__name__}") from error
         text = _THINK.sub("", content or "").strip()
         if not text:
             raise SummaryFailure(FailureKind.EMPTY, "the endpoint returned an empty summary")

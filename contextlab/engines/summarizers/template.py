@@ -122,9 +122,7 @@ HOST_TEMPLATE = SummaryTemplate(
 ENGINES_TEMPLATE = SummaryTemplate(
     name="engines",
     sections=(
-        SectionSpec(
-            "User requests", "user_requests", item_chars=400, share=0.30, trim_rank=80, newest_first=True
-        ),
+        SectionSpec("User requests", "user_requests", item_chars=400, share=0.30, trim_rank=80, newest_first=True),
         SectionSpec("Files and artifacts", "files", item_chars=200, trim_rank=45),
         SectionSpec("Errors", "errors", item_chars=160, trim_rank=40),
         SectionSpec("Decisions", "decisions", item_chars=200, trim_rank=20),
@@ -142,9 +140,7 @@ FALLBACK_TEMPLATE = SummaryTemplate(
     sections=(
         SectionSpec("Historical Task Snapshot", "snapshot", item_chars=1600, trim_rank=None, single="last"),
         SectionSpec("Goal", "goal", item_chars=400, trim_rank=None, single="first"),
-        SectionSpec(
-            "Completed Actions", "actions", item_chars=200, trim_rank=20, numbered=True, max_items=12
-        ),
+        SectionSpec("Completed Actions", "actions", item_chars=200, trim_rank=20, numbered=True, max_items=12),
         SectionSpec("Blocked", "errors", item_chars=160, trim_rank=40, max_items=12),
         SectionSpec("Relevant Files", "files", item_chars=200, trim_rank=45, max_items=30),
         SectionSpec("Session Log", "timeline", item_chars=220, trim_rank=10, max_items=8),

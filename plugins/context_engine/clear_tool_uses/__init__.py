@@ -111,9 +111,7 @@ class ClearToolUsesEngine(ContextEngine):
         elif self.keep:
             rows = rows[: -self.keep] if len(rows) > self.keep else []
         names = parts.tool_row_names(messages) if self.exclude_tools else {}
-        return [
-            i for i in rows if names.get(i) not in self.exclude_tools and not self._is_cleared(messages[i])
-        ]
+        return [i for i in rows if names.get(i) not in self.exclude_tools and not self._is_cleared(messages[i])]
 
     def _clear(
         self, messages: list[dict[str, Any]], target: int | None, tokens: int
@@ -141,9 +139,7 @@ class ClearToolUsesEngine(ContextEngine):
     def prune_tool_results_only(
         self, messages: list[dict[str, Any]], current_tokens: int | None = None
     ) -> tuple[list[dict[str, Any]], int]:
-        tokens = (
-            int(current_tokens) if current_tokens and current_tokens > 0 else self._tokens.messages(messages)
-        )
+        tokens = int(current_tokens) if current_tokens and current_tokens > 0 else self._tokens.messages(messages)
         trigger = self.trigger
         if tokens < trigger:
             return messages, 0

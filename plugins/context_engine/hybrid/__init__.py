@@ -68,9 +68,7 @@ class HybridEngine(ContextEngine):
         turns = tail_turns if tail_turns is not None else base.get("tail_turns")
         self.handoff = Handoff(
             mode=summary_mode,
-            tail_messages=None
-            if turns is not None
-            else (20 if tail_messages is None else int(tail_messages)),
+            tail_messages=None if turns is not None else (20 if tail_messages is None else int(tail_messages)),
             tail_turns=None if turns is None else int(turns),
             summarizer=extractive_or(summarizer),
         )

@@ -70,9 +70,7 @@ class Store:
             text = parts.content_text(message)
             calls = parts.tool_calls(message)
             if calls:
-                rendered = "; ".join(
-                    f"{parts.tool_call_name(c)}({parts.tool_call_arguments(c)})" for c in calls
-                )
+                rendered = "; ".join(f"{parts.tool_call_name(c)}({parts.tool_call_arguments(c)})" for c in calls)
                 text = f"{text}\n[tool calls] {rendered}" if text else f"[tool calls] {rendered}"
             tool = names.get(str(message.get("tool_call_id") or ""), "") if role == "tool" else ""
             row = Row(f"m{len(self.rows) + 1}", uid, self.turn, role, tool, text)

@@ -153,9 +153,7 @@ class RetrievalEngine(ContextEngine):
         room: int,
     ) -> set[int]:
         self.reselections += 1
-        documents = [
-            self._group_tokens(messages, s, e, key) for (s, e), key in zip(bounds, keys, strict=True)
-        ]
+        documents = [self._group_tokens(messages, s, e, key) for (s, e), key in zip(bounds, keys, strict=True)]
         order = rank_groups(documents, sorted(terms))
         chosen: set[int] = set()
         spent = 0
@@ -196,9 +194,7 @@ class RetrievalEngine(ContextEngine):
             else:
                 gap += 1
         if gap:
-            out.append(
-                _marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None)
-            )
+            out.append(_marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None))
         out.extend(messages[recent:])
         return out
 

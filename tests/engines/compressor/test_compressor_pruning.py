@@ -59,9 +59,7 @@ def test_pass2_one_line_summaries_outside_the_tail() -> None:
 
 
 def test_pass2_screenshots() -> None:
-    shot = tool_msg(
-        "s", [{"type": "text", "text": "page"}, {"type": "image_url", "image_url": {"url": "data:"}}]
-    )
+    shot = tool_msg("s", [{"type": "text", "text": "page"}, {"type": "image_url", "image_url": {"url": "data:"}}])
     work = [shot]
     p.summarize_old_results(work, 1, 200)
     assert work[0]["content"] == [
