@@ -8,6 +8,7 @@ the engine); each further profile writes the same columns prefixed with its key,
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,6 +55,9 @@ class CacheObserver:
         self.batch = batch
         self.keys = _keys(self.profiles)
         self._price_rows = [self._price(p) for p in self.profiles]
+        for missing in self.unpriced():
+            # Not an error here (token columns are still right); the CLI refuses it outright.
+            warnings.warn(f"no price for {missing}: its cost_usd will be NaN", stacklevel=2)
         self._renderer = BlockRenderer()
         self._totals = [
             dict.fromkeys(("total", "read", "write", "uncached", "cost", "base_cost"), 0.0) for _ in self.profiles
@@ -135,7 +139,9 @@ class CacheObserver:
 
     def clone(self) -> RequestObserver:
         """A fresh observer: same profiles, policy and prices; empty stores."""
-        return CacheObserver([p.clone() for p in self.profiles], self.policy, prices=self.prices, batch=self.batch)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the original already warned about missing prices
+            return CacheObserver([p.clone() for p in self.profiles], self.policy, prices=self.prices, batch=self.batch)
 
 
 def _keys(profiles: list[CacheProfile]) -> list[str]:
