@@ -15,7 +15,7 @@ GRID = {"threshold_percent": [0.5, 0.75], "context_length": [3000, 6000]}
 
 
 def _untimed(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.drop(columns=[c for c in frame.columns if c in TIMING_COLUMNS or c == "engine_ms_total"])
+    return frame.drop(columns=[c for c in frame.columns if c in TIMING_COLUMNS])
 
 
 @pytest.fixture(scope="module")
