@@ -75,6 +75,7 @@ def test_replay_writes_the_trace(transcript_file: Path, tmp_path: Path, suffix: 
         (["replay", "{t}", "--param", "bogus=1"], "bad parameters"),
         (["replay", "{t}", "--cache", "anthropic:claude-sonnet-4-5"], "no price for this model"),
         (["replay", "{t}", "--cache", "nosuchprovider"], "unknown cache provider"),
+        (["bench", "{t}", "--cache", "anthropic:claude-sonnet-4-5"], "no price for this model"),
         (["nonsense"], "invalid choice"),
     ],
 )

@@ -9,8 +9,7 @@ from typing import Any
 import yaml
 
 from contextlab.bench import FRAME_NAMES, bench, collect_transcripts
-from contextlab.cache.observer import CacheObserver
-from contextlab.cli.common import add_host_options, engine_params, format_table, host_settings
+from contextlab.cli.common import add_host_options, cache_observers, engine_params, format_table, host_settings
 from contextlab.errors import ConfigError
 
 SHOWN = [
@@ -104,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         grid,
         settings=host_settings(args),
         params=engine_params(args.param),
-        observers=[CacheObserver(args.cache, args.cache_policy)] if args.cache else [],
+        observers=cache_observers(args.cache, args.cache_policy),
         workers=args.workers,
         progress=False if args.no_progress else None,
     )

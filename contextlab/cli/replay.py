@@ -8,9 +8,14 @@ from typing import Any
 import pandas as pd
 
 from contextlab.api import replay
-from contextlab.cache.observer import CacheObserver
-from contextlab.cli.common import add_host_options, check_output_path, engine_params, format_table, host_settings
-from contextlab.errors import ConfigError
+from contextlab.cli.common import (
+    add_host_options,
+    cache_observers,
+    check_output_path,
+    engine_params,
+    format_table,
+    host_settings,
+)
 from contextlab.host.trace import summary_json
 from contextlab.transcripts import load_transcript
 
@@ -51,15 +56,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     out = check_output_path(args.out)
     transcript = load_transcript(args.path, args.index)
-    observers = [CacheObserver(args.cache, args.cache_policy)] if args.cache else []
-    for observer in observers:
-        missing = observer.unpriced()
-        if missing:
-            known = ", ".join(sorted(f"{r.provider}:{r.model}" for r in observer.prices.rows.values()))
-            raise ConfigError(
-                f"--cache {missing[0]}: no price for this model (known: {known}); "
-                "add a row in a YAML file named by $CONTEXTLAB_PRICES"
-            )
+    observers = cache_observers(args.cache, args.cache_policy)
     settings, params = host_settings(args), engine_params(args.param)
     result = replay(transcript, args.engine, settings, params=params, observers=observers)
     if out is not None:
