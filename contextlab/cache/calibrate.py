@@ -10,6 +10,7 @@ tokenizer scale fitted over all requests (recorded total ≈ prefix + scale · c
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -203,7 +204,9 @@ def calibrate(
             profile.token_scale = scale
         else:
             profile = make_profile(spec, token_scale=scale, **options)
-        observer = CacheObserver(profile, chosen_policy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # calibration compares cache reads; cost is not used
+            observer = CacheObserver(profile, chosen_policy)
         trace = replay(transcript, engine, _settings(transcript, prefix), observers=[observer]).trace
         return profile, trace, _frame(recorded, trace)
 
