@@ -178,9 +178,9 @@ class ContextEngine(ABC):
             self._config_threshold_percent = float(self.threshold_percent)
         pct = self._config_threshold_percent
         overrides: dict[str, float] = getattr(self, "model_thresholds", None) or {}
-        match = _longest_substring_match(overrides, model, provider)
-        if match is not None:
-            pct = float(overrides[match])
+        override = match_model_threshold(overrides, model, provider)
+        if override is not None:
+            pct = override
         self.threshold_percent = pct
         self.threshold_tokens = int(self.context_length * pct)
 
@@ -189,20 +189,24 @@ class ContextEngine(ABC):
         return copy.deepcopy(self)
 
 
-def _longest_substring_match(overrides: dict[str, float], model: str, provider: str) -> str | None:
-    """The ``model_thresholds`` key that matches ``model`` best: provider-scoped keys, then longest."""
+def match_model_threshold(overrides: dict[str, float], model: str, provider: str = "") -> float | None:
+    """The ``model_thresholds`` value whose key matches ``model`` best, or None.
+
+    Keys are model-name substrings (case-insensitive); the longest match wins. Keys of the form
+    ``"<provider>:<substr>"`` only match that provider and beat unscoped keys.
+    """
     model_l = (model or "").lower()
-    best: str | None = None
-    best_rank = (-1, -1)
-    for key in overrides:
-        scope, _, substr = key.rpartition(":")
-        if scope and scope.lower() != (provider or "").lower():
+    best: tuple[int, int] = (-1, -1)
+    value: float | None = None
+    for key, pct in overrides.items():
+        scope, sep, substr = key.partition(":") if ":" in key else ("", "", key)
+        if sep and scope.lower() != (provider or "").lower():
             continue
         if substr.lower() in model_l:
-            rank = (1 if scope else 0, len(substr))
-            if rank > best_rank:
-                best, best_rank = key, rank
-    return best
+            rank = (1 if sep else 0, len(substr))
+            if rank > best:
+                best, value = rank, float(pct)
+    return value
 
 
 def overrides(engine: object, hook: str) -> bool:

@@ -51,6 +51,3 @@ class MessageMemo:
         tokens = self.rough_counter.message(message)
         self._rough[id(message)] = (message, tokens)
         return tokens
-
-    def rough_sum(self, messages: list[Message]) -> int:
-        return sum(self.rough(m) for m in messages)

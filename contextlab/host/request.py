@@ -22,8 +22,6 @@ class AssembledRequest:
     Attributes:
         messages: Final wire messages, system prompt first.
         message_tokens: Exact tokens of each message in ``messages``.
-        body: The engine-shaped messages before the wire transform (without the system prompt when
-            the host added it), as the host's rough estimator sees them.
         selected: ``select_context`` returned a list the host accepted.
         rejection: Why a ``select_context`` result was refused (fail-open), else None.
         violations: Structural violations in the engine-shaped request, before the sanitizers.
@@ -34,7 +32,6 @@ class AssembledRequest:
 
     messages: list[Message]
     message_tokens: list[int]
-    body: list[Message]
     selected: bool
     rejection: str | None
     violations: list[Violation]
@@ -86,9 +83,8 @@ class RequestAssembler:
         assert isinstance(result, list)
         # An engine's own dicts go through the content memo: it may reuse and mutate them later.
         final = sanitize_request([self._memo.wire_cache.wire(m) for m in result])
-        body = result[len(self._prefix) :] if self._prefix and result and result[0].get("role") == "system" else result
         return AssembledRequest(
-            final, [self._memo.exact(w) for w in final], body, True, None, validate_messages(result), engine_ms
+            final, [self._memo.exact(w) for w in final], True, None, validate_messages(result), engine_ms
         )
 
     def _plain(
@@ -104,7 +100,7 @@ class RequestAssembler:
             final = sanitize_request(self._prefix_wires + history.wires)
             tokens = [self._memo.exact(w) for w in final]
         return AssembledRequest(
-            final, tokens, history.rows, False, rejection, structure.violations(), engine_ms, extends_history=clean
+            final, tokens, False, rejection, structure.violations(), engine_ms, extends_history=clean
         )
 
     def _check_selection(self, result: object) -> str | None:

@@ -7,10 +7,12 @@ floor reaches the window, so 85% of it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 
-from contextlab.engine import Message
+from contextlab.engine import (
+    Message,
+    match_model_threshold,  # noqa: F401  (the host's rule, shared with the ABC)
+)
 from contextlab.tokens import estimate_tokens_rough
 
 MINIMUM_CONTEXT_LENGTH = 64_000
@@ -43,26 +45,6 @@ def clamp_target_ratio(ratio: float) -> float:
     """``summary_target_ratio`` clamped to [0.10, 0.80]."""
     low, high = TARGET_RATIO_RANGE
     return max(low, min(high, float(ratio)))
-
-
-def match_model_threshold(overrides: Mapping[str, float], model: str, provider: str = "") -> float | None:
-    """The ``model_thresholds`` value whose key matches ``model`` best.
-
-    Keys are model-name substrings (case-insensitive); the longest match wins. Keys of the form
-    ``"<provider>:<substr>"`` only match that provider and beat unscoped keys.
-    """
-    model_l = (model or "").lower()
-    best: tuple[int, int] = (-1, -1)
-    value: float | None = None
-    for key, pct in overrides.items():
-        scope, sep, substr = key.partition(":") if ":" in key else ("", "", key)
-        if sep and scope.lower() != (provider or "").lower():
-            continue
-        if substr.lower() in model_l:
-            rank = (1 if sep else 0, len(substr))
-            if rank > best:
-                best, value = rank, float(pct)
-    return value
 
 
 def compute_threshold(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contextlab.engine import ContextEngine, Message
+from contextlab.engine import ContextEngine, Message, match_model_threshold
 from contextlab.engines.compressor import assembly, boundaries, budgets, pruning
 from contextlab.engines.compressor.antithrash import AntiThrash
 from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
@@ -179,7 +179,7 @@ class CompressorEngine(ContextEngine):
         if not hasattr(self, "_config_threshold_percent"):
             self._config_threshold_percent = float(self.threshold_percent)
         self.context_length = int(context_length)
-        override = budgets.match_model_threshold(self.model_thresholds, model, provider)
+        override = match_model_threshold(self.model_thresholds, model, provider)
         pct = override if override is not None else self._config_threshold_percent
         self.threshold_percent = pct
         self._derive(pct)

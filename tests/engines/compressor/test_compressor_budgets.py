@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from contextlab.engine import match_model_threshold
 from contextlab.engines.compressor import CompressorEngine
 from contextlab.engines.compressor import budgets as b
 
@@ -51,10 +52,10 @@ def test_threshold_cap_never_exceeds_window() -> None:
 
 def test_model_thresholds_longest_substring_and_provider_scope() -> None:
     overrides = {"gpt": 0.6, "gpt-4o": 0.9, "openrouter:gpt-4o": 0.55}
-    assert b.match_model_threshold(overrides, "gpt-4o-mini") == 0.9
-    assert b.match_model_threshold(overrides, "GPT-5") == 0.6
-    assert b.match_model_threshold(overrides, "gpt-4o", provider="openrouter") == 0.55
-    assert b.match_model_threshold(overrides, "claude") is None
+    assert match_model_threshold(overrides, "gpt-4o-mini") == 0.9
+    assert match_model_threshold(overrides, "GPT-5") == 0.6
+    assert match_model_threshold(overrides, "gpt-4o", provider="openrouter") == 0.55
+    assert match_model_threshold(overrides, "claude") is None
     engine = CompressorEngine(model_thresholds={"big-model": 0.6})
     engine.update_model("big-model-1m", 1_000_000)
     assert engine.threshold_tokens == 600_000
