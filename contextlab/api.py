@@ -37,7 +37,7 @@ def replay(
         settings: Host settings; keyword overrides (``context_length=128_000``) are applied on top.
         params: Engine constructor parameters (names and classes only).
         observers: Measurement models adding trace columns (prompt cache, probes).
-        probes: Add retention probes (``facts_in_context`` ...) when the transcript has gold facts.
+        probes: Add the measurement probe (retention, losses, diffs, break attribution; docs/metrics.md).
         counter: A shared exact counter (lets sweeps reuse one tokenizer memo).
 
     Returns:
@@ -50,7 +50,9 @@ def replay(
     )
     instance = resolve_engine(engine, params)
     label = _engine_label(engine, instance)
-    observers = [*observers, *(default_observers(transcript) if probes else [])]
+    observers = list(observers)
+    if probes:
+        observers += default_observers(transcript, observers, max_attempts=settings.max_attempts)
     return run_replay(
         transcript,
         instance,

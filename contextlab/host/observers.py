@@ -55,7 +55,9 @@ class RequestObserver(Protocol):
     """Adds columns to the trace. One instance per replay (``clone`` gives a fresh one).
 
     An observer may also define ``bind(transcript)``; the host calls it once before the first
-    request (retention probes read the transcript's gold facts there).
+    request (retention probes read the transcript's gold facts there), ``bind_engine(engine)`` just
+    before it (only the recovery oracle uses it, to call the engine's own recall tools), and
+    ``finish(result)`` once after the run (to add frames, post-run columns and summary values).
     """
 
     def columns(self) -> list[str]:

@@ -139,11 +139,19 @@ class ReplayHost:
             "error": error,
         }
         summary = summarize(trace, compactions, base, extra)
+        result = ReplayResult(trace, compactions, summary, status, error, self.warnings, self.engine)
+        for observer in self.observers:
+            finish = getattr(observer, "finish", None)
+            if callable(finish):
+                finish(result)  # measurement frames and post-run columns (docs/metrics.md)
         summary["wall_s"] = time.perf_counter() - started
-        return ReplayResult(trace, compactions, summary, status, error, self.warnings, self.engine)
+        return result
 
     def _start_session(self) -> None:
         for observer in self.observers:
+            bind_engine = getattr(observer, "bind_engine", None)
+            if callable(bind_engine):
+                bind_engine(self.engine)  # the recovery oracle calls the engine's own tools
             bind = getattr(observer, "bind", None)
             if callable(bind):
                 bind(self.transcript)

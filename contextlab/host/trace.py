@@ -83,6 +83,14 @@ class ReplayResult:
     warnings: list[str] = field(default_factory=list)
     engine: Any = field(default=None, repr=False, compare=False)
     """The engine instance this run used (its own clone), for inspection after the replay."""
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+    """Long-form tables from the measurement observers (``probes``, ``compaction_diff``, ...;
+    ``docs/metrics.md``)."""
+
+    @property
+    def probes(self) -> pd.DataFrame | None:
+        """The ``probes`` frame: per request and target group, eligible / in context / recoverable."""
+        return self.frames.get("probes")
 
     def summary_frame(self) -> pd.DataFrame:
         """The summary as a one-row frame."""

@@ -1,0 +1,80 @@
+"""Summary faithfulness for engine-written rows (engines.md §6 Q9), checked at each commit.
+
+* **Unsupported identifiers**: identifiers in a summary that occur nowhere in what the engine was
+  given (the history before the commit). A truncated identifier is still a substring of its source,
+  so cutting a line short is not counted; ids an engine mints for its own store (``sum_<hex>``) are
+  references, not claims, and are skipped.
+* **Status upgrades**: a summary sentence that reports an identifier as done (passed, fixed,
+  completed, ...) while every source line naming that identifier reports it as failing or unfinished.
+  A done-sentence without an identifier cannot be checked and is counted as *undetermined*.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import ahocorasick
+
+from contextlab.measure.text import identifiers
+
+_ENGINE_ID = re.compile(r"^(?:sum|node|summary|leaf|msg)_[0-9a-f]{6,}$")
+_DONE = re.compile(
+    r"\b(?:pass(?:ed|es|ing)?|fixed|resolved|completed?|done|succeed(?:ed|s)?|success(?:ful(?:ly)?)?|merged|works|green)\b",
+    re.I,
+)
+_NOT_DONE = re.compile(
+    r"\b(?:fail(?:ed|s|ing|ure)?|error|broken|started|in progress|todo|pending|proposed|not yet|still|red)\b", re.I
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass
+class Faithfulness:
+    """Findings for the summaries of one commit."""
+
+    identifiers: int = 0
+    unsupported: list[str] = field(default_factory=list)
+    upgrades: list[str] = field(default_factory=list)
+    undetermined: int = 0
+
+
+def check_summaries(summaries: list[str], source: str) -> Faithfulness:
+    """Check engine-written ``summaries`` against ``source`` (the text the engine summarised)."""
+    out = Faithfulness()
+    claimed: dict[str, None] = {}
+    done_sentences: list[tuple[str, list[str]]] = []
+    for summary in summaries:
+        for token in identifiers(summary):
+            if not _ENGINE_ID.match(token):
+                claimed.setdefault(token, None)
+        for sentence in _SENTENCE.split(summary):
+            if _DONE.search(sentence) and not _NOT_DONE.search(sentence):
+                named = [t for t in identifiers(sentence) if not _ENGINE_ID.match(t)]
+                if named:
+                    done_sentences.append((sentence.strip()[:200], named))
+                else:
+                    out.undetermined += 1
+    out.identifiers = len(claimed)
+    if not claimed:
+        return out
+    automaton = ahocorasick.Automaton()
+    for token in claimed:
+        automaton.add_word(token, token)
+    automaton.make_automaton()
+    status: dict[str, list[bool]] = {}  # token -> [seen, seen_done, seen_not_done]
+    for end, token in automaton.iter(source):
+        flags = status.setdefault(token, [True, False, False])
+        if flags[1] and flags[2]:
+            continue
+        start = source.rfind("\n", 0, end) + 1
+        stop = source.find("\n", end)
+        line = source[start : stop if stop >= 0 else len(source)]
+        flags[1] = flags[1] or bool(_DONE.search(line))
+        flags[2] = flags[2] or bool(_NOT_DONE.search(line))
+    out.unsupported = [t for t in claimed if t not in status]
+    for sentence, named in done_sentences:
+        checked = [status[t] for t in named if t in status]
+        if checked and all(flags[2] and not flags[1] for flags in checked):
+            out.upgrades.append(sentence)
+    return out

@@ -1,0 +1,623 @@
+"""The measurement observer: retention (closed-book, recoverable, re-fetch), specific losses,
+compaction diffs, summary faithfulness and prefix-break segments, request by request.
+
+Cost model (issue 17 item 4, ``docs/metrics.md`` §Cost): per request the probe touches only the
+messages after the shared prefix (each scanned once by one Aho-Corasick automaton over every target
+text, and reused by identity when an engine only reorders), the targets that became eligible, and
+the targets whose presence changed. Group counts are kept as running sums, so no per-request work
+is proportional to the number of facts. Whole-history work (the compaction diff, faithfulness,
+re-checking recoverability) happens only on the requests right after a commit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import ahocorasick
+import pandas as pd
+
+from contextlab.engine import Message
+from contextlab.host.observers import RequestView
+from contextlab.measure.faithfulness import check_summaries
+from contextlab.measure.recovery import DEFAULT_K, Reach, RecoveryOracle
+from contextlab.measure.targets import KINDS, Target, TargetSet, targets_for
+from contextlab.measure.text import message_payload
+from contextlab.messages import content_text
+from contextlab.transcripts.model import Transcript
+
+FACT_COLUMNS = ["facts_eligible", "facts_in_context", "fact_retention"]
+"""The original retention columns (unchanged names and meaning)."""
+
+MEASURE_COLUMNS = [
+    "facts_recoverable",
+    "fact_retention_recoverable",
+    "refetch_missing",
+    "refetch_calls",
+    "identifier_retention",
+    "error_retention",
+    "artifact_retention",
+    "instruction_retention",
+    "active_task_in_context",
+    "break_segment",
+    "break_position",
+    "break_tokens",
+]
+"""Columns the measurement layer adds after the original ones (``docs/metrics.md`` §Columns)."""
+
+_KIND_COLUMN = {
+    "identifier": "identifier_retention",
+    "error": "error_retention",
+    "artifact": "artifact_retention",
+    "instruction": "instruction_retention",
+}
+_EMPTY: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class Group:
+    """A slice of targets: ``kind`` plus a ``dimension`` (``all``, ``category``, ``origin``) value."""
+
+    kind: str
+    dimension: str
+    value: str
+
+
+class MeasureProbe:
+    """A :class:`~contextlab.host.observers.RequestObserver` for every measurement in ``docs/metrics.md``.
+
+    Args:
+        k: Oracle calls allowed for recoverable retention (one search + ``k - 1`` expansions).
+        recover: Run the recovery oracle when the engine exposes a search tool.
+        max_attempts: The host's per-turn compaction cap (for the attempt-cap diagnostic).
+        cache_price: ``(input, cache_read, write)`` USD per 1M tokens of the run's first cache
+            profile, to price prefix breaks (None: unpriced).
+        facts_only: Only the three original ``facts_*`` columns (the old ``RetentionProbe``).
+    """
+
+    def __init__(
+        self,
+        *,
+        k: int = DEFAULT_K,
+        recover: bool = True,
+        max_attempts: int = 3,
+        cache_price: tuple[float, float, float] | None = None,
+        facts_only: bool = False,
+    ) -> None:
+        self.k = k
+        self.recover = recover
+        self.max_attempts = max_attempts
+        self.cache_price = cache_price
+        self.facts_only = facts_only
+        self._engine: Any = None
+        self._bound = False
+        self._set = TargetSet((), "none")
+
+    def clone(self) -> MeasureProbe:
+        return MeasureProbe(
+            k=self.k,
+            recover=self.recover,
+            max_attempts=self.max_attempts,
+            cache_price=self.cache_price,
+            facts_only=self.facts_only,
+        )
+
+    def columns(self) -> list[str]:
+        return list(FACT_COLUMNS) if self.facts_only else [*FACT_COLUMNS, *MEASURE_COLUMNS]
+
+    # ------------------------------------------------------------------ setup
+
+    def bind(self, transcript: Transcript) -> None:
+        """Read the transcript's targets (called by the host before the first request)."""
+        self._transcript = transcript
+        found = targets_for(transcript)
+        targets = [t for t in found.targets if t.kind == "fact"] if self.facts_only else list(found.targets)
+        self._set = found
+        self._targets = targets
+        self._facts = [i for i, t in enumerate(targets) if t.kind == "fact"]
+        self._has_facts = bool(self._facts)
+        groups: dict[Group, int] = {}
+        self._groups_of: list[tuple[int, ...]] = []
+        for target in targets:
+            keys = [Group(target.kind, "all", "all")]
+            if target.kind in ("fact", "artifact", "instruction"):
+                keys.append(Group(target.kind, "category", target.category))
+            if target.kind in ("fact", "identifier"):
+                keys.append(Group(target.kind, "origin", target.origin))
+            self._groups_of.append(tuple(groups.setdefault(k, len(groups)) for k in keys))
+        self._groups = list(groups)
+        self._all = {g.kind: i for i, g in enumerate(self._groups) if g.dimension == "all"}
+        self._eligible_n = [0] * len(groups)
+        self._present_n = [0] * len(groups)
+        self._recoverable_n = [0] * len(groups)
+        self._automaton: Any = None
+        by_text: dict[str, list[int]] = {}
+        for i, target in enumerate(targets):
+            for text in target.texts:
+                if text:
+                    by_text.setdefault(text, []).append(i)
+        if by_text:
+            automaton = ahocorasick.Automaton()
+            for text, ids in by_text.items():
+                automaton.add_word(text, tuple(ids))
+            automaton.make_automaton()
+            self._automaton = automaton
+        self._order = sorted(range(len(targets)), key=lambda i: (targets[i].message_index, i))
+        self._next = 0
+        self._eligible = bytearray(len(targets))
+        self._counts = [0] * len(targets)
+        self._reach: dict[int, Reach] = {}
+        # Re-fetch: (transcript index of the use, fact) in order of use.
+        self._needs = sorted((u, i) for i in self._facts for u in targets[i].uses if u > targets[i].message_index)
+        self._next_need = 0
+        self._refetch_calls: set[str] = set()
+        self._refetch_tokens = 0
+        self._refetch_needs = 0
+        self._refetch_missing = 0
+        self._active: int | None = None
+        self._bound = True
+        # Per-request state.
+        self._previous: list[Message] = []
+        self._previous_found: list[frozenset[int]] = []
+        self._previous_tokens: list[int] = []
+        self._previous_tools: list[dict[str, Any]] | None = None
+        self._previous_prompt = 0
+        self._previous_history: list[Message] = []
+        self._previous_index = 0
+        self._engine_texts: set[str] = set()
+        self._rows: list[tuple[Any, ...]] = []
+        self._retentions: list[float] = []
+        self._kind_sums: dict[str, list[float]] = {}
+        self._task_checks = [0, 0]
+        self._task_lost_after_commit = 0
+        self._diff_rows: list[dict[str, Any]] = []
+        self._item_rows: list[dict[str, Any]] = []
+        self._faith = {"summaries_checked": 0, "summary_identifiers": 0, "summary_unsupported_identifiers": 0}
+        self._faith.update({"summary_status_upgrades": 0, "summary_status_undetermined": 0})
+        self._faith_rows: list[dict[str, Any]] = []
+        self._oracle: RecoveryOracle | None = None
+        if self._engine is not None and self.recover and self._has_facts:
+            oracle = RecoveryOracle(self._engine, self.k)
+            self._oracle = oracle if oracle.available else None
+
+    def bind_engine(self, engine: Any) -> None:
+        """The run's engine, for the recovery oracle (called by the host before :meth:`bind`)."""
+        self._engine = engine
+
+    # ------------------------------------------------------------------ per request
+
+    def _scan(self, message: Message) -> frozenset[int]:
+        if self._automaton is None:
+            return _EMPTY
+        found: set[int] = set()
+        for _end, ids in self._automaton.iter(message_payload(message)):
+            found.update(ids)
+        return frozenset(found) if found else _EMPTY
+
+    def observe(self, view: RequestView) -> dict[str, Any]:
+        if not self._bound:
+            return {}
+        messages = view.messages
+        previous, previous_found = self._previous, self._previous_found
+        keep = min(view.prefix_messages, len(previous_found))
+        touched: dict[int, bool] = {}  # target -> was present before this request
+        counts = self._counts
+        reuse: dict[int, tuple[Message, frozenset[int]]] = {}
+        for old, found in zip(previous[keep:], previous_found[keep:], strict=False):
+            reuse[id(old)] = (old, found)
+            for t in found:
+                touched.setdefault(t, counts[t] > 0)
+                counts[t] -= 1
+        found_list = previous_found[:keep]
+        for message in messages[keep:]:
+            hit = reuse.get(id(message))
+            found = hit[1] if hit is not None and hit[0] is message else self._scan(message)
+            for t in found:
+                touched.setdefault(t, counts[t] > 0)
+                counts[t] += 1
+            found_list.append(found)
+
+        committed = bool(self._previous_history) and (
+            not view.history or view.history[0] is not self._previous_history[0]
+        )
+        recheck: list[int] = []
+        for t, was in touched.items():
+            now = counts[t] > 0
+            if was == now or not self._eligible[t]:
+                continue
+            delta = 1 if now else -1
+            for g in self._groups_of[t]:
+                self._present_n[g] += delta
+            if not now:
+                recheck.append(t)
+            elif t in self._reach:
+                self._forget_reach(t)
+        ti = view.transcript_index if view.transcript_index >= 0 else len(self._transcript.messages)
+        order, targets = self._order, self._targets
+        while self._next < len(order) and targets[order[self._next]].message_index < ti:
+            t = order[self._next]
+            self._next += 1
+            self._eligible[t] = 1
+            present = counts[t] > 0
+            for g in self._groups_of[t]:
+                self._eligible_n[g] += 1
+                if present:
+                    self._present_n[g] += 1
+            if targets[t].kind == "task":
+                self._active = t
+            elif not present:
+                recheck.append(t)
+
+        row: dict[str, Any] = {}
+        if committed:
+            self._on_commit(view, found_list)
+            if self._oracle is not None:
+                # The engine's store changed: missing facts not known to be reachable are looked up
+                # again (a reachable fact stays reachable: recall stores only grow; docs/metrics.md).
+                recheck += [
+                    t
+                    for t in self._facts
+                    if self._eligible[t] and counts[t] == 0 and (t not in self._reach or self._reach[t].calls is None)
+                ]
+                recheck = list(dict.fromkeys(recheck))
+        if self._oracle is not None:
+            for t in recheck:
+                if targets[t].kind == "fact":
+                    self._set_reach(t, self._oracle.reach(targets[t].texts[0]))
+        row.update(self._fact_columns())
+        if not self.facts_only:
+            row.update(self._refetch(ti))
+            row.update(self._loss_columns(committed))
+            row.update(self._break_columns(view))
+            self._record_groups(view.request)
+        self._previous = messages
+        self._previous_found = found_list
+        self._previous_tokens = view.message_tokens
+        self._previous_tools = view.tools
+        self._previous_prompt = view.prompt_tokens
+        self._previous_history = view.history
+        self._previous_index = ti
+        return row
+
+    def _set_reach(self, t: int, reach: Reach) -> None:
+        self._forget_reach(t)
+        self._reach[t] = reach
+        if reach.calls is not None:
+            for g in self._groups_of[t]:
+                self._recoverable_n[g] += 1
+
+    def _forget_reach(self, t: int) -> None:
+        old = self._reach.pop(t, None)
+        if old is not None and old.calls is not None:
+            for g in self._groups_of[t]:
+                self._recoverable_n[g] -= 1
+
+    def _fact_columns(self) -> dict[str, Any]:
+        g = self._all.get("fact")
+        if not self._has_facts or g is None:
+            if self.facts_only:
+                return {"facts_eligible": 0, "facts_in_context": 0, "fact_retention": math.nan}
+            return {}
+        eligible, present = self._eligible_n[g], self._present_n[g]
+        retention = present / eligible if eligible else math.nan
+        if eligible:
+            self._retentions.append(retention)
+        out: dict[str, Any] = {"facts_eligible": eligible, "facts_in_context": present, "fact_retention": retention}
+        if not self.facts_only:
+            recoverable = self._recoverable_n[g]
+            out["facts_recoverable"] = recoverable
+            out["fact_retention_recoverable"] = (present + recoverable) / eligible if eligible else math.nan
+        return out
+
+    def _refetch(self, ti: int) -> dict[str, Any]:
+        missing = 0
+        calls: set[str] = set()
+        needs = self._needs
+        while self._next_need < len(needs) and needs[self._next_need][0] <= ti:
+            _use, t = needs[self._next_need]
+            self._next_need += 1
+            self._refetch_needs += 1
+            if self._counts[t] > 0:
+                continue
+            missing += 1
+            call = self._targets[t].source_call
+            if call:
+                calls.add(call)
+                if call not in self._refetch_calls:
+                    self._refetch_calls.add(call)
+                    self._refetch_tokens += self._tool_tokens(t)
+        self._refetch_missing += missing
+        if not self._has_facts:
+            return {}
+        return {"refetch_missing": missing, "refetch_calls": len(calls)}
+
+    def _tool_tokens(self, t: int) -> int:
+        from contextlab.tokens import estimate_tokens_rough
+
+        return estimate_tokens_rough(content_text(self._transcript.messages[self._targets[t].message_index]))
+
+    def _loss_columns(self, committed: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for kind, column in _KIND_COLUMN.items():
+            g = self._all.get(kind)
+            eligible = self._eligible_n[g] if g is not None else 0
+            value = self._present_n[g] / eligible if g is not None and eligible else math.nan
+            out[column] = value
+            if eligible:
+                sums = self._kind_sums.setdefault(kind, [0.0, 0.0])
+                sums[0] += value
+                sums[1] += 1
+        active = self._active
+        if active is None:
+            out["active_task_in_context"] = None
+        else:
+            present = self._counts[active] > 0
+            out["active_task_in_context"] = present
+            self._task_checks[0] += int(present)
+            self._task_checks[1] += 1
+            if committed and not present:
+                self._task_lost_after_commit += 1
+        return out
+
+    def _break_columns(self, view: RequestView) -> dict[str, Any]:
+        previous = self._previous
+        out: dict[str, Any] = {"break_segment": None, "break_position": None, "break_tokens": 0}
+        if not previous:
+            return out
+        tools = view.tools
+        old_tools = self._previous_tools
+        if old_tools is not tools and old_tools != tools:
+            out.update(break_segment="tools", break_position=0)
+            out["break_tokens"] = max(0, self._previous_prompt - view.fixed_overhead_tokens)
+            return out
+        p = view.prefix_messages
+        if p >= len(previous):
+            return out
+        old = previous[p]
+        role = old.get("role")
+        if role == "system":
+            segment = "system"
+        elif content_text(old) in self._engine_texts:
+            segment = "summary"
+        else:
+            segment = {"tool": "tool_result"}.get(str(role), str(role))
+        out.update(break_segment=segment, break_position=p, break_tokens=sum(self._previous_tokens[p:]))
+        return out
+
+    def _record_groups(self, request: int) -> None:
+        for g, group in enumerate(self._groups):
+            eligible = self._eligible_n[g]
+            if eligible:
+                recoverable = self._recoverable_n[g] if group.kind == "fact" else 0
+                self._rows.append(
+                    (request, group.kind, group.dimension, group.value, eligible, self._present_n[g], recoverable)
+                )
+
+    # ------------------------------------------------------------------ commits
+
+    def _on_commit(self, view: RequestView, found_list: list[frozenset[int]]) -> None:
+        """The history was replaced since the previous request: diff it and check new summaries."""
+        before, after = self._previous_history, view.history
+        transcript = self._transcript.messages
+        appended = transcript[self._previous_index : max(self._previous_index, view.transcript_index)]
+        appended_texts = {content_text(m) for m in appended}
+        before_uids = {m.get("message_uid"): m for m in before}
+        after_uids = {m.get("message_uid") for m in after}
+        written: list[Message] = []
+        kept = rewritten = 0
+        for message in after:
+            old = before_uids.get(message.get("message_uid"))
+            if old is not None:
+                if content_text(old) == content_text(message) and old.get("tool_calls") == message.get("tool_calls"):
+                    kept += 1
+                else:
+                    rewritten += 1
+            elif content_text(message) not in appended_texts:
+                written.append(message)
+        removed = [m for m in before if m.get("message_uid") not in after_uids]
+        summary_texts = [content_text(m) for m in written]
+        self._engine_texts.update(summary_texts)
+        request = view.request
+        counts = self._counts
+        # Targets that were in the previous request: kept, summarised (only in new rows) or removed.
+        in_summary: set[int] = set()
+        for text in summary_texts:
+            in_summary |= self._scan({"role": "assistant", "content": text})
+        before_present = {t for found in self._previous_found for t in found}
+        tallies: dict[str, int] = {}
+        ti = view.transcript_index
+        for t in sorted(before_present):
+            if counts[t] > 0 and not (t in in_summary and counts[t] <= 1):
+                outcome = "kept"
+            elif counts[t] > 0:
+                outcome = "summarised"
+            else:
+                outcome = "removed"
+            target = self._targets[t]
+            tallies[f"{target.kind}_{outcome}"] = tallies.get(f"{target.kind}_{outcome}", 0) + 1
+            if outcome != "kept":
+                later = [u for u in target.uses if u >= ti]
+                self._item_rows.append(
+                    {
+                        "request": request,
+                        "kind": target.kind,
+                        "key": target.key,
+                        "text": target.texts[0][:160],
+                        "category": target.category,
+                        "origin": target.origin,
+                        "outcome": outcome,
+                        "needed_later": bool(later),
+                        "later_uses": len(later),
+                        "next_use": later[0] if later else None,
+                    }
+                )
+        self._diff_rows.append(
+            {
+                "request": request,
+                "messages_before": len(before),
+                "messages_after": len(after),
+                "messages_kept": kept,
+                "messages_rewritten": rewritten,
+                "messages_summarised": len(removed) if written else 0,
+                "messages_removed": 0 if written else len(removed),
+                "messages_written": len(written),
+                **{key: tallies.get(key, 0) for key in _diff_keys()},
+            }
+        )
+        if written:
+            source = "\n".join(message_payload(m) for m in (*before, *appended))
+            result = check_summaries(summary_texts, source)
+            self._faith["summaries_checked"] += len(written)
+            self._faith["summary_identifiers"] += result.identifiers
+            self._faith["summary_unsupported_identifiers"] += len(result.unsupported)
+            self._faith["summary_status_upgrades"] += len(result.upgrades)
+            self._faith["summary_status_undetermined"] += result.undetermined
+            for token in result.unsupported:
+                self._faith_rows.append({"request": request, "finding": "unsupported_identifier", "text": token})
+            for sentence in result.upgrades:
+                self._faith_rows.append({"request": request, "finding": "status_upgrade", "text": sentence})
+
+    # ------------------------------------------------------------------ end of run
+
+    def summary(self) -> dict[str, Any]:
+        if not self._bound:
+            return {}
+        out: dict[str, Any] = {}
+        if self._has_facts:
+            out.update(self._fact_summary())
+        if self.facts_only:
+            return out
+        out["facts_source"] = self._set.facts_source
+        for kind, (total, n) in sorted(self._kind_sums.items()):
+            out[f"{_KIND_COLUMN[kind]}_mean"] = total / n if n else math.nan
+            g = self._all[kind]
+            out[f"{_KIND_COLUMN[kind]}_final"] = self._present_n[g] / self._eligible_n[g] if self._eligible_n[g] else math.nan
+        for group_index, group in enumerate(self._groups):
+            if group.kind == "instruction" and group.dimension == "category" and self._eligible_n[group_index]:
+                share = self._present_n[group_index] / self._eligible_n[group_index]
+                out[f"instruction_retention_final.{group.value}"] = share
+        done, checked = self._task_checks
+        out["active_task_retention"] = done / checked if checked else math.nan
+        out["active_task_lost_after_compaction"] = self._task_lost_after_commit
+        out.update(self._faith)
+        return out
+
+    def _fact_summary(self) -> dict[str, Any]:
+        g = self._all["fact"]
+        eligible, present = self._eligible_n[g], self._present_n[g]
+        out: dict[str, Any] = {
+            "facts": len(self._facts),
+            "fact_retention_mean": sum(self._retentions) / len(self._retentions) if self._retentions else math.nan,
+            "fact_retention_final": present / eligible if eligible else math.nan,
+        }
+        needed = [t for t in self._facts if self._eligible[t] and self._targets[t].needed_later]
+        out["needed_facts_retained_final"] = (
+            sum(1 for t in needed if self._counts[t] > 0) / len(needed) if needed else math.nan
+        )
+        for index, group in enumerate(self._groups):
+            if group.kind != "fact" or group.dimension == "all" or not self._eligible_n[index]:
+                continue
+            share = self._present_n[index] / self._eligible_n[index]
+            if group.dimension == "category":
+                out[f"fact_retention_final.{group.value}"] = share
+            elif not self.facts_only:
+                out[f"fact_retention_final.origin_{group.value}"] = share
+        if self.facts_only:
+            return out
+        out["fact_retention_recoverable_final"] = (
+            (present + self._recoverable_n[g]) / eligible if eligible else math.nan
+        )
+        reaches = [r for t, r in self._reach.items() if self._eligible[t] and self._counts[t] == 0]
+        missing = eligible - present
+        for calls in range(1, self.k + 1):
+            hit = sum(1 for r in reaches if r.calls is not None and r.calls <= calls)
+            out[f"facts_reachable_at_{calls}"] = hit / missing if missing and self._oracle else math.nan
+        out["recovery_tokens_mean"] = (
+            sum(r.tokens for r in reaches) / len(reaches) if reaches and self._oracle else math.nan
+        )
+        out["recovery_tools"] = bool(self._oracle)
+        out["refetch_needs"] = self._refetch_needs
+        out["refetch_missing"] = self._refetch_missing
+        out["refetch_calls"] = len(self._refetch_calls)
+        out["refetch_tokens"] = self._refetch_tokens
+        return out
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """``probes`` (per request and target group), ``compaction_diff``, ``compaction_items``,
+        ``faithfulness``: the long-form tables behind the summary (``docs/metrics.md`` §Frames)."""
+        if not self._bound or self.facts_only:
+            return {}
+        return {
+            "probes": pd.DataFrame(
+                self._rows,
+                columns=["request", "kind", "dimension", "group", "eligible", "in_context", "recoverable"],
+            ),
+            "compaction_diff": pd.DataFrame(self._diff_rows, columns=DIFF_COLUMNS),
+            "compaction_items": pd.DataFrame(self._item_rows, columns=ITEM_COLUMNS).sort_values(
+                ["request", "needed_later", "later_uses", "kind", "key"],
+                ascending=[True, False, False, True, True],
+                kind="stable",
+            ),
+            "faithfulness": pd.DataFrame(self._faith_rows, columns=["request", "finding", "text"]),
+        }
+
+    def finish(self, result: Any) -> None:
+        """After the run: break causes and cost, engine diagnostics, and the frames (``result.frames``)."""
+        from contextlab.measure.breaks import attribute_breaks
+        from contextlab.measure.diagnostics import engine_diagnostics
+
+        frames = self.frames()
+        if self.facts_only:
+            return
+        trace = result.trace
+        if "break_segment" in trace.columns:
+            attribute_breaks(trace, self.cache_price)
+            causes = trace["break_cause"].dropna()
+            result.summary["prefix_break_causes"] = ";".join(
+                f"{cause}={count}" for cause, count in sorted(causes.value_counts().items())
+            )
+            result.summary["break_cost_usd"] = (
+                float(trace["break_cost_usd"].sum()) if self.cache_price is not None else math.nan
+            )
+        result.summary.update(engine_diagnostics(trace, result.compactions, self.max_attempts))
+        for name, frame in frames.items():
+            frame.insert(0, "params", result.summary.get("params"))
+            frame.insert(0, "engine", result.summary.get("engine"))
+            frame.insert(0, "transcript", result.summary.get("transcript"))
+        result.frames.update(frames)
+
+
+def _diff_keys() -> list[str]:
+    return [f"{kind}_{outcome}" for kind in KINDS for outcome in ("kept", "summarised", "removed")]
+
+
+DIFF_COLUMNS = [
+    "request",
+    "messages_before",
+    "messages_after",
+    "messages_kept",
+    "messages_rewritten",
+    "messages_summarised",
+    "messages_removed",
+    "messages_written",
+    *_diff_keys(),
+]
+ITEM_COLUMNS = [
+    "request",
+    "kind",
+    "key",
+    "text",
+    "category",
+    "origin",
+    "outcome",
+    "needed_later",
+    "later_uses",
+    "next_use",
+]
+
+
+def fact_targets(targets: Iterable[Target]) -> list[Target]:
+    """The fact targets among ``targets``."""
+    return [t for t in targets if t.kind == "fact"]

@@ -1,0 +1,156 @@
+"""Recoverable retention: can the engine's own tools bring a missing fact back? (engines.md §6 Q2)
+
+An oracle policy, not an agent: it searches the engine's search tool for the fact's *key* (its most
+identifier-like token, or its three longest words), then expands up to ``k - 1`` ids the search
+returned, and stops at the first tool output that contains the fact. The answer is the number of
+calls it took (``None``: not reachable within ``k``) and the tokens those calls returned.
+
+Tools are found from ``get_tool_schemas()``: the search tool takes a required ``query``; the
+expand tool takes a required ``id`` (a name with ``expand`` preferred over ``describe``). The oracle
+never passes ``messages=`` (which would let an engine ingest the live history), so a recall tool
+that only reads its store is not changed by being measured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from contextlab.tokens import estimate_tokens_rough
+
+DEFAULT_K = 4
+"""One search plus up to three expansions (engines.md §6 Q2)."""
+
+_KEY_TOKEN = re.compile(r"[A-Za-z0-9_./:#-]{4,}")
+_WORD = re.compile(r"\w{3,}")
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Oracle outcome for one fact: calls needed (None: unreachable within k) and tokens returned."""
+
+    calls: int | None
+    tokens: int
+
+
+def fact_key(text: str) -> tuple[str, str]:
+    """``(query, mode)``: the most identifier-like token as a regex, else the 3 longest words (fts)."""
+    tokens = [t for t in _KEY_TOKEN.findall(text) if any(c.isdigit() for c in t) or any(c in "_./:#-" for c in t)]
+    if tokens:
+        best = max(tokens, key=lambda t: (len(t), t))
+        return re.escape(best), "regex"
+    words = sorted(set(_WORD.findall(text)), key=lambda w: (-len(w), w))[:3]
+    if words:
+        return " ".join(words), "fts"
+    return re.escape(text), "regex"
+
+
+def _schema_parts(schema: dict[str, Any]) -> tuple[str, set[str], set[str]]:
+    function = schema.get("function") if isinstance(schema.get("function"), dict) else schema
+    name = str(function.get("name") or "")
+    params = function.get("parameters") if isinstance(function.get("parameters"), dict) else {}
+    properties = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+    required = params.get("required") if isinstance(params.get("required"), list) else []
+    return name, set(properties), {str(r) for r in required}
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _ids(value: Any, out: list[str]) -> None:
+    """Ids in a search result, in order: ``id`` first, then ``covering_summary`` / ``*_id`` keys."""
+    if isinstance(value, dict):
+        for key in ("id", "covering_summary", "summary_id", "node_id"):
+            found = value.get(key)
+            if isinstance(found, str) and found and found not in out:
+                out.append(found)
+        for key, child in value.items():
+            if isinstance(child, (dict, list)) and key not in ("text",):
+                _ids(child, out)
+    elif isinstance(value, list):
+        for child in value:
+            _ids(child, out)
+
+
+class RecoveryOracle:
+    """Runs the search-then-expand policy against one engine instance."""
+
+    def __init__(self, engine: Any, k: int = DEFAULT_K) -> None:
+        self._engine = engine
+        self.k = max(1, int(k))
+        self.search_tool: str | None = None
+        self.search_params: set[str] = set()
+        self.expand_tool: str | None = None
+        try:
+            schemas = engine.get_tool_schemas() or []
+        except Exception:
+            schemas = []
+        expanders: list[str] = []
+        for schema in schemas if isinstance(schemas, list) else []:
+            if not isinstance(schema, dict):
+                continue
+            name, properties, required = _schema_parts(schema)
+            if "query" in required and self.search_tool is None:
+                self.search_tool, self.search_params = name, properties
+            elif "id" in required:
+                expanders.append(name)
+        expanders.sort(key=lambda n: (0 if "expand" in n else 1 if "read" in n else 2, n))
+        self.expand_tool = expanders[0] if expanders else None
+
+    @property
+    def available(self) -> bool:
+        """The engine exposes a search tool."""
+        return self.search_tool is not None
+
+    def _call(self, name: str, args: dict[str, Any]) -> tuple[str, Any]:
+        try:
+            raw = self._engine.handle_tool_call(name, args)
+        except Exception as error:  # a broken tool makes the fact unreachable, never the run fail
+            return f"error: {error}", None
+        text = raw if isinstance(raw, str) else json.dumps(raw, default=str)
+        try:
+            return text, json.loads(text)
+        except ValueError:
+            return text, None
+
+    def reach(self, fact_text: str) -> Reach:
+        """How many calls the oracle needs to see ``fact_text`` (within ``k``), and the tokens returned."""
+        if self.search_tool is None:
+            return Reach(None, 0)
+        query, mode = fact_key(fact_text)
+        args: dict[str, Any] = {"query": query}
+        if "mode" in self.search_params:
+            args["mode"] = mode
+        elif mode == "regex":
+            args["query"] = query.replace("\\", "")  # a plain search tool gets the literal
+        text, decoded = self._call(self.search_tool, args)
+        tokens = estimate_tokens_rough(text)
+        if _contains(text, decoded, fact_text):
+            return Reach(1, tokens)
+        if self.expand_tool is None or decoded is None:
+            return Reach(None, tokens)
+        ids: list[str] = []
+        _ids(decoded, ids)
+        calls = 1
+        for ident in ids[: self.k - 1]:
+            calls += 1
+            text, expanded = self._call(self.expand_tool, {"id": ident})
+            tokens += estimate_tokens_rough(text)
+            if _contains(text, expanded, fact_text):
+                return Reach(calls, tokens)
+        return Reach(None, tokens)
+
+
+def _contains(raw: str, decoded: Any, needle: str) -> bool:
+    if needle in raw:
+        return True
+    return decoded is not None and any(needle in s for s in _strings(decoded))
