@@ -1,0 +1,218 @@
+"""The measurement probe on toy engines: every column and frame against a hand-checked answer."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+from contextlab import replay
+from contextlab.cache.observer import CacheObserver
+from contextlab.engine import Message
+from contextlab.host.observers import RequestView
+from contextlab.measure import MeasureProbe, engine_diagnostics, targets_for
+from contextlab.measure.text import message_payload
+from contextlab.transcripts import GoldFact, Transcript
+from tests.toy_engines import KeepLastEngine, conversation
+
+
+def planted() -> Transcript:
+    t = conversation(8)
+    t.messages[0]["content"] += " The deploy key is KEY-7781. Never touch the prod database."
+    t.messages[2]["content"] += "\nERROR: cache shard 42 offline"
+    t.facts = [
+        GoldFact("key", "KEY-7781", 0, "recall", needed_later=True),
+        GoldFact("shard", "cache shard 42 offline", 2, "artifact", needed_later=True),
+    ]
+    t.metadata["fact_uses"] = {"key": [29], "shard": [30]}
+    return t
+
+
+class SummarizingEngine(KeepLastEngine):
+    """Keeps the last messages behind a summary that invents an id and upgrades a failure."""
+
+    def compress(self, messages: list[Message], *args: Any, **kwargs: Any) -> list[Message]:
+        kept = super().compress(messages, *args, **kwargs)
+        if kept is messages:
+            return messages
+        text = "[summary] cache shard 42 offline. Commit cafebabe123 merged. file_0.py passed. All tests passed."
+        return [{"role": "user", "content": text}, *kept[1:]]
+
+
+class StoreEngine(KeepLastEngine):
+    """Truncates, but keeps every message it saw searchable through two tools."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.store: list[str] = []
+
+    def compress(self, messages: list[Message], *args: Any, **kwargs: Any) -> list[Message]:
+        for message in messages:
+            payload = message_payload(message)
+            if payload not in self.store:
+                self.store.append(payload)  # lossless: nothing once seen is forgotten
+        return super().compress(messages, *args, **kwargs)
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        query = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+        ident = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+        return [{"name": "search", "parameters": query}, {"name": "expand", "parameters": ident}]
+
+    def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        if name == "search":
+            words = args["query"].split()
+            hits = [f"m{i}" for i, text in enumerate(self.store) if all(w in text for w in words)]
+            return json.dumps({"matches": [{"id": h, "snippet": "..."} for h in hits]})
+        return json.dumps({"text": self.store[int(args["id"][1:])]})
+
+
+def test_passthrough_keeps_everything_and_never_breaks() -> None:
+    result = replay(planted(), "passthrough")
+    trace = result.trace
+    assert (trace["fact_retention"].dropna() == 1.0).all()
+    for column in ("identifier_retention", "error_retention", "artifact_retention", "instruction_retention"):
+        assert (trace[column].dropna() == 1.0).all(), column
+    assert trace["active_task_in_context"].all()
+    assert trace["break_segment"].isna().all() and trace["break_cause"].isna().all()
+    assert result.summary["refetch_missing"] == 0 and result.summary["refetch_needs"] == 2
+    assert len(result.frames["compaction_diff"]) == 0
+
+
+def test_a_truncating_engine_loses_and_refetches() -> None:
+    result = replay(planted(), KeepLastEngine(threshold_tokens=900, keep=3))
+    s = result.summary
+    assert s["compactions"] > 0 and s["fact_retention_final"] == 0.0
+    assert s["refetch_missing"] == 2
+    assert s["refetch_calls"] == 1  # the shard fact came from one tool result; the key from the user
+    assert s["instruction_retention_final"] == 0.0
+    assert s["active_task_retention"] == 1.0  # the newest ask is always in the kept tail
+    causes = result.trace["break_cause"].dropna()
+    assert set(causes) == {"compaction"} and len(causes) == s["prefix_breaks"]
+    diff = result.frames["compaction_diff"]
+    assert len(diff) == s["compactions"] and (diff["messages_summarised"] > 0).all()
+    items = result.frames["compaction_items"]
+    first = items[items["request"] == items["request"].min()]
+    # Ranked by what was needed later: the two planted facts come before unneeded items.
+    assert first["needed_later"].iloc[0]
+    assert {"key", "shard"} <= set(first[first["kind"] == "fact"]["key"])
+
+
+def test_faithfulness_flags_invented_ids_and_status_upgrades() -> None:
+    t = planted()
+    t.messages[2]["content"] += "\nFAILED file_0.py"
+    result = replay(t, SummarizingEngine(threshold_tokens=900, keep=3))
+    s = result.summary
+    assert s["summaries_checked"] > 0
+    findings = result.frames["faithfulness"]
+    assert "cafebabe123" in set(findings[findings["finding"] == "unsupported_identifier"]["text"])
+    assert any("file_0.py passed" in text for text in findings[findings["finding"] == "status_upgrade"]["text"])
+    assert s["summary_status_undetermined"] >= 1  # "All tests passed." names nothing to check
+    # The summary carries the shard fact: summarised, not removed.
+    items = result.frames["compaction_items"]
+    assert "summarised" in set(items[items["key"] == "shard"]["outcome"])
+
+
+def test_the_oracle_recovers_facts_through_the_engines_tools() -> None:
+    result = replay(planted(), StoreEngine(threshold_tokens=900, keep=3))
+    s = result.summary
+    assert s["recovery_tools"] and s["fact_retention_final"] == 0.0
+    assert s["fact_retention_recoverable_final"] == 1.0
+    assert s["facts_reachable_at_2"] == 1.0 and s["facts_reachable_at_1"] == 0.0
+    assert s["recovery_tokens_mean"] > 0
+    trace = result.trace
+    assert (trace["fact_retention_recoverable"].dropna() >= trace["fact_retention"].dropna()).all()
+
+
+class Recorder:
+    """Keeps what a brute-force retention check needs for each request."""
+
+    def __init__(self) -> None:
+        self.views: list[tuple[int, str]] = []
+
+    def columns(self) -> list[str]:
+        return []
+
+    def observe(self, view: RequestView) -> dict[str, Any]:
+        self.views.append((view.transcript_index, "\n".join(message_payload(m) for m in view.messages)))
+        return {}
+
+    def summary(self) -> dict[str, Any]:
+        return {}
+
+    def clone(self) -> Recorder:
+        return self
+
+
+def test_incremental_counts_equal_a_full_recount_on_every_request() -> None:
+    from contextlab import load_dataset
+
+    t = load_dataset("coding-agent-short")
+    for engine in ("mask_window", "compressor", "retrieval"):
+        recorder = Recorder()
+        result = replay(t, engine, context_length=16_000, observers=[recorder])
+        targets = targets_for(t).targets
+        for (ti, payload), (_, row) in zip(recorder.views, result.trace.iterrows(), strict=True):
+            for kind, column in (("fact", None), ("error", "error_retention"), ("artifact", "artifact_retention")):
+                eligible = [x for x in targets if x.kind == kind and x.message_index < ti]
+                present = [x for x in eligible if any(text in payload for text in x.texts)]
+                if column is None:
+                    assert row["facts_in_context"] == len(present), (engine, ti)
+                elif eligible:
+                    assert math.isclose(row[column], len(present) / len(eligible)), (engine, kind, ti)
+        recorder.views.clear()
+
+
+def test_breaks_are_priced_under_the_first_cache_profile() -> None:
+    result = replay(
+        planted(), KeepLastEngine(threshold_tokens=900, keep=3), observers=[CacheObserver("anthropic:claude-sonnet-5-5")]
+    )
+    breaks = result.trace[result.trace["break_cause"].notna()]
+    assert len(breaks) and (breaks["break_cost_usd"] > 0).all() and (breaks["break_tokens"] > 0).all()
+    assert math.isclose(result.summary["break_cost_usd"], float(breaks["break_cost_usd"].sum()))
+    unpriced = replay(planted(), KeepLastEngine(threshold_tokens=900, keep=3))
+    assert math.isnan(unpriced.summary["break_cost_usd"])
+
+
+def test_diagnostics_from_frames() -> None:
+    trace = pd.DataFrame(
+        {
+            "request": [0, 1, 2, 3, 4],
+            "timestamp": [0.0, 900.0, 1800.0, 2700.0, 3600.0],
+            "prompt_tokens": [50, 120, 130, 140, 150],
+            "threshold_tokens": [100] * 5,
+        }
+    )
+    compactions = pd.DataFrame(
+        {
+            "turn": [1, 1, 1, 3],
+            "request": [1, 1, 1, 3],
+            "trigger": ["preflight", "pre_api", "pre_api", "preflight"],
+            "outcome": ["committed", "noop", "committed", "committed"],
+            "tokens_before": [200, 150, 150, 200],
+            "tokens_after": [100, 150, 145, 150],
+            "messages_before": [10, 8, 8, 12],
+            "messages_after": [8, 8, 8, 10],
+        }
+    )
+    d = engine_diagnostics(trace, compactions, max_attempts=3)
+    assert d["diag.compactions_per_hour"] == 3.0
+    assert d["diag.requests_between_compactions_min"] == 0
+    assert d["diag.passes_without_progress"] == 2  # the noop, and the commit that freed 3%
+    assert d["diag.attempt_cap_hits"] == 1
+    assert d["diag.never_under_threshold"] is True
+    assert d["diag.freed_share_trend"] < 0
+
+
+def test_probes_are_deterministic_and_leave_the_original_columns_alone() -> None:
+    a = replay(planted(), SummarizingEngine(threshold_tokens=900, keep=3))
+    b = replay(planted(), SummarizingEngine(threshold_tokens=900, keep=3))
+    plain = replay(planted(), SummarizingEngine(threshold_tokens=900, keep=3), probes=False)
+    drop = ["engine_ms"]
+    pd.testing.assert_frame_equal(a.trace.drop(columns=drop), b.trace.drop(columns=drop))
+    for name, frame in a.frames.items():
+        pd.testing.assert_frame_equal(frame, b.frames[name])
+    shared = list(plain.trace.columns)
+    pd.testing.assert_frame_equal(a.trace[shared].drop(columns=drop), plain.trace.drop(columns=drop))
+    assert MeasureProbe().columns()[:3] == ["facts_eligible", "facts_in_context", "fact_retention"]

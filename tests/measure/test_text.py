@@ -1,0 +1,45 @@
+"""The mechanical extractors and the oracle's search key."""
+
+from __future__ import annotations
+
+from contextlab.measure.recovery import fact_key
+from contextlab.measure.text import constraint_sentences, error_fingerprint, error_lines, identifiers, task_text
+
+
+def test_identifiers_find_each_shape_once_in_order() -> None:
+    text = (
+        "see https://x.org/a/b?c=1 and src/foo/bar.py, v1.2.3 deadbeef1 #1234 ORB-E-9327 `make test` "
+        "and src/foo/bar.py again"
+    )
+    assert identifiers(text) == [
+        "https://x.org/a/b?c=1",
+        "src/foo/bar.py",
+        "v1.2.3",
+        "deadbeef1",
+        "#1234",
+        "ORB-E-9327",
+        "make test",
+    ]
+
+
+def test_plain_words_and_short_tokens_are_not_identifiers() -> None:
+    assert identifiers("the quick brown fox a.py #12 ok") == []
+
+
+def test_error_fingerprints_mask_numbers_hex_and_case() -> None:
+    a = error_fingerprint("ERROR: shard 42 offline at 0xdeadbeef")
+    b = error_fingerprint("error: shard 7 offline at 0x00ffee12")
+    assert a == b == "error: shard <n> offline at <hex>"
+    lines = list(error_lines("ok\nERROR: shard 42 offline\nall good\nTraceback (most recent call last):"))
+    assert [f for f, _ in lines] == ["error: shard <n> offline", "traceback (most recent call last):"]
+
+
+def test_constraint_sentences_tag_corrections() -> None:
+    found = dict(constraint_sentences("Please fix the login bug. Never touch the prod database.\nNo, that's wrong file"))
+    assert found == {"Never touch the prod database.": "instruction", "No, that's wrong file": "correction"}
+    assert task_text("\n\n  Fix the flaky test in ci  \nmore") == "Fix the flaky test in ci"
+
+
+def test_fact_key_prefers_an_identifier_then_long_words() -> None:
+    assert fact_key("the deploy key is KEY-7781") == ("KEY\\-7781", "regex")
+    assert fact_key("add retry with backoff") == ("backoff retry with", "fts")
