@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from matplotlib.figure import Figure
 
 from contextlab.errors import ConfigError
 from contextlab.host.trace import COMPACTION_COLUMNS, TIMING_COLUMNS, summarize
+from contextlab.measure.views import measure_sections
 from contextlab.plots import (
     figure_png,
     plot_cache_hit_rate,
@@ -128,6 +130,7 @@ def build_report(
     *,
     title: str = "contextlab report",
     max_transcripts: int = MAX_TRANSCRIPTS,
+    frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> str:
     """The report as one HTML string (figures inlined as base64 PNG).
 
@@ -138,6 +141,7 @@ def build_report(
             without rows are only listed when it is given).
         title: Page title.
         max_transcripts: How many transcripts get their own figures.
+        frames: Measurement frames (``ReplayResult.frames``; optional, adds the compaction diffs).
     """
     require_columns(trace, ["transcript", "engine", "params", "request", "prompt_tokens"], "report: trace")
     if summaries is None:
@@ -171,6 +175,7 @@ def build_report(
     for name in transcripts[:max_transcripts]:
         parts.append(f"<h3>{html.escape(name)}</h3>")
         parts.append(_img(_transcript_figure(trace, compactions, name)))
+    parts.extend(measure_sections(trace, frames))  # break attribution, compaction diffs (docs/metrics.md)
     parts.append("<h2>All runs</h2><details><summary>summary table</summary>")
     parts.append(
         _table(summaries.drop(columns=[c for c in summaries.columns if c in TIMING_COLUMNS or c == "engine_ms_total"]))

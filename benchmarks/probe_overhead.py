@@ -1,0 +1,75 @@
+"""How much the measurement probe adds to a replay (target: at most 30%; issue 13 item 9, 17 item 4).
+
+Replays the same transcript with ``probes=False`` and with the probe, in the same process,
+alternating, and prints the best-of-N process CPU time of each and the ratio. *cold*: the
+transcript's targets are extracted inside the timed replay (a single replay of a new file); *warm*:
+extracted once beforehand (every further engine of a sweep on the same parsed transcript). The
+``xN`` rows repeat the session N times (605 x 4 = 2,420 requests) to show the per-request cost
+stays flat. Timings on the shared machine are noisy; compare ratios, not seconds.
+
+    python benchmarks/probe_overhead.py [--repeat 3] [--times 4] [--engines passthrough,compressor]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+
+from contextlab import load_dataset
+from contextlab.api import replay
+from contextlab.measure import targets_for
+from contextlab.measure.targets import _CACHE
+from contextlab.tokens import ExactCounter
+from contextlab.transcripts import GoldFact, Transcript
+
+
+def repeated(t: Transcript, times: int) -> Transcript:
+    """``t`` played ``times`` times in a row (facts and their uses planted in each copy)."""
+    n = len(t.messages)
+    messages = [copy.deepcopy(m) for _ in range(times) for m in t.messages]
+    facts = [
+        GoldFact(f"{f.fact_id}#{k}", f.text, f.message_index + k * n, f.category, f.needed_later)
+        for k in range(times)
+        for f in t.facts
+    ]
+    uses = {f"{fid}#{k}": [u + k * n for u in v] for k in range(times) for fid, v in t.metadata["fact_uses"].items()}
+    return Transcript(f"{t.transcript_id}-x{times}", messages, t.system_prompt, list(t.tools), facts=facts,
+                      metadata={"fact_uses": uses})
+
+
+def cpu(fn: object) -> float:
+    started = time.process_time()
+    fn()  # type: ignore[operator]
+    return time.process_time() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--times", type=int, default=4)
+    parser.add_argument("--engines", default="passthrough,compressor")
+    args = parser.parse_args()
+    base = load_dataset("coding-agent")
+    counter = ExactCounter()
+    print(f"{'transcript':<18} {'engine':<12} {'requests':>8} {'no probe':>9} {'cold':>7} {'warm':>7}")
+    for transcript in (base, repeated(base, args.times)):
+        for engine in args.engines.split(","):
+            run = {"context_length": 128_000, "counter": counter}
+            replay(transcript, engine, probes=False, **run)  # warm the tokenizer memo
+            plain, cold, warm = [], [], []
+            for _ in range(args.repeat):
+                plain.append(cpu(lambda: replay(transcript, engine, probes=False, **run)))
+                _CACHE.pop(id(transcript), None)
+                cold.append(cpu(lambda: replay(transcript, engine, **run)))
+                targets_for(transcript)
+                warm.append(cpu(lambda: replay(transcript, engine, **run)))
+            p = min(plain)
+            print(
+                f"{transcript.transcript_id:<18} {engine:<12} {transcript.n_requests:>8} {p:>8.2f}s"
+                f" {min(cold) / p:>7.2f} {min(warm) / p:>7.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Report views of the measurement layer: break attribution (table + timeline) and compaction diffs.
+
+Each view is built from frames alone, so a report of saved files shows the same thing as one of a
+live run. :func:`measure_sections` returns HTML fragments for ``contextlab.report``.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Mapping
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from contextlab.measure.breaks import CAUSES, break_table
+
+DIFF_ITEMS_SHOWN = 15
+"""Items listed per compaction in the HTML diff (needed-later first)."""
+
+
+def plot_break_timeline(trace: pd.DataFrame) -> Figure:
+    """Invalidated tokens of every prefix break against the request index, one row per run, by cause."""
+    runs = list(trace.groupby(["transcript", "engine", "params"], sort=False))
+    figure = Figure(figsize=(9.0, 1.0 + 1.6 * max(1, len(runs))), layout="constrained")
+    axes = figure.subplots(max(1, len(runs)), 1, squeeze=False)[:, 0]
+    for ax, (key, run) in zip(axes, runs, strict=False):
+        breaks = run[run["break_cause"].notna()] if "break_cause" in run.columns else run.iloc[:0]
+        for cause in CAUSES:
+            rows = breaks[breaks["break_cause"] == cause]
+            if len(rows):
+                ax.scatter(rows["request"], rows["break_tokens"], s=12, label=cause)
+        ax.set_title(" / ".join(str(k) for k in key[:2]), fontsize=9)
+        ax.set_ylabel("tokens invalidated", fontsize=8)
+        if len(breaks):
+            ax.legend(fontsize=7, loc="upper left")
+    axes[-1].set_xlabel("request")
+    return figure
+
+
+def compaction_diff_html(frames: Mapping[str, pd.DataFrame], shown: int = DIFF_ITEMS_SHOWN) -> str:
+    """One table per compaction: counts kept / summarised / removed, then the dropped items that a
+    later request needed first."""
+    diff = frames.get("compaction_diff")
+    items = frames.get("compaction_items")
+    if diff is None or not len(diff):
+        return "<p>No compactions.</p>"
+    parts = []
+    for _, row in diff.iterrows():
+        label = f"{row['transcript']} / {row['engine']}, request {int(row['request'])}"
+        parts.append(f"<h4>{html.escape(label)}</h4>")
+        counts = {k: row[k] for k in diff.columns if k.startswith(("messages_", "fact_", "identifier_", "error_"))}
+        parts.append(pd.DataFrame([counts]).to_html(index=False, border=0, na_rep=""))
+        if items is not None and len(items):
+            mine = items[
+                (items["transcript"] == row["transcript"])
+                & (items["engine"] == row["engine"])
+                & (items["params"] == row["params"])
+                & (items["request"] == row["request"])
+            ]
+            lost = mine.sort_values(["needed_later", "later_uses"], ascending=False, kind="stable").head(shown)
+            columns = ["kind", "text", "outcome", "needed_later", "later_uses", "next_use"]
+            parts.append(lost[columns].to_html(index=False, border=0, na_rep=""))
+    return "\n".join(parts)
+
+
+def measure_sections(trace: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | None = None) -> list[str]:
+    """HTML fragments for the report: break attribution table and timeline, compaction diffs."""
+    if "break_cause" not in trace.columns:
+        return []
+    from contextlab.plots import figure_png
+
+    parts = ["<h2>Prefix breaks by cause</h2>"]
+    table = break_table(trace)
+    parts.append(f"<div class='wide'>{table.to_html(index=False, border=0, na_rep='')}</div>")
+    data = base64.b64encode(figure_png(plot_break_timeline(trace))).decode("ascii")
+    parts.append(f"<p><img alt='prefix breaks' src='data:image/png;base64,{data}'></p>")
+    if frames:
+        parts.append("<h2>What each compaction dropped</h2><details><summary>per compaction</summary>")
+        parts.append(compaction_diff_html(frames))
+        parts.append("</details>")
+    return parts
