@@ -5,6 +5,7 @@ All values come from the two frames alone, so a report can recompute them from s
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -24,7 +25,7 @@ def engine_diagnostics(trace: pd.DataFrame, compactions: pd.DataFrame, max_attem
     out["diag.virtual_hours"] = hours
     out["diag.compactions_per_hour"] = len(committed) / hours if hours > 0 else math.nan
     requests = sorted(int(r) for r in committed["request"]) if len(committed) else []
-    gaps = [b - a for a, b in zip(requests, requests[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(requests)]
     out["diag.requests_between_compactions_mean"] = sum(gaps) / len(gaps) if gaps else math.nan
     out["diag.requests_between_compactions_min"] = min(gaps) if gaps else math.nan
     freed: list[float] = []

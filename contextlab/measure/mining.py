@@ -63,7 +63,9 @@ def mine_facts(messages: list[Message], targets: list[Target]) -> list[Target]:
             if sentence in seen or len(seen) >= MAX_DECISIONS:
                 continue
             seen.add(sentence)
-            facts.append(Target("fact", f"mined-decision:{index}:{len(seen)}", (sentence,), index, "assistant", "decision"))
+            facts.append(
+                Target("fact", f"mined-decision:{index}:{len(seen)}", (sentence,), index, "assistant", "decision")
+            )
     # Artifacts are keyed op:path; one file edited then created would otherwise count twice.
     unique: dict[str, Target] = {}
     for fact in facts:

@@ -493,7 +493,9 @@ class MeasureProbe:
         for kind, (total, n) in sorted(self._kind_sums.items()):
             out[f"{_KIND_COLUMN[kind]}_mean"] = total / n if n else math.nan
             g = self._all[kind]
-            out[f"{_KIND_COLUMN[kind]}_final"] = self._present_n[g] / self._eligible_n[g] if self._eligible_n[g] else math.nan
+            out[f"{_KIND_COLUMN[kind]}_final"] = (
+                self._present_n[g] / self._eligible_n[g] if self._eligible_n[g] else math.nan
+            )
         for group_index, group in enumerate(self._groups):
             if group.kind == "instruction" and group.dimension == "category" and self._eligible_n[group_index]:
                 share = self._present_n[group_index] / self._eligible_n[group_index]
@@ -582,7 +584,7 @@ class MeasureProbe:
                 float(trace["break_cost_usd"].sum()) if self.cache_price is not None else math.nan
             )
         result.summary.update(engine_diagnostics(trace, result.compactions, self.max_attempts))
-        for name, frame in frames.items():
+        for frame in frames.values():
             frame.insert(0, "params", result.summary.get("params"))
             frame.insert(0, "engine", result.summary.get("engine"))
             frame.insert(0, "transcript", result.summary.get("transcript"))

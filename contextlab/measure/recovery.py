@@ -48,12 +48,16 @@ def fact_key(text: str) -> tuple[str, str]:
 
 
 def _schema_parts(schema: dict[str, Any]) -> tuple[str, set[str], set[str]]:
-    function = schema.get("function") if isinstance(schema.get("function"), dict) else schema
+    function = _dict(schema.get("function")) or schema
     name = str(function.get("name") or "")
-    params = function.get("parameters") if isinstance(function.get("parameters"), dict) else {}
-    properties = params.get("properties") if isinstance(params.get("properties"), dict) else {}
-    required = params.get("required") if isinstance(params.get("required"), list) else []
-    return name, set(properties), {str(r) for r in required}
+    params = _dict(function.get("parameters"))
+    properties = _dict(params.get("properties"))
+    required = params.get("required")
+    return name, set(properties), {str(r) for r in required} if isinstance(required, list) else set()
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _strings(value: Any) -> list[str]:

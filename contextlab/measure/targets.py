@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,8 +83,17 @@ def targets_for(transcript: Transcript) -> TargetSet:
     if hit is not None and hit[0]() is transcript and hit[1] == len(transcript.messages):
         return hit[2]
     found = build_targets(transcript)
-    _CACHE[key] = (weakref.ref(transcript, lambda _ref, k=key: _CACHE.pop(k, None)), len(transcript.messages), found)
+    _CACHE[key] = (weakref.ref(transcript, _evict(key)), len(transcript.messages), found)
     return found
+
+
+def _evict(key: int) -> Callable[[weakref.ReferenceType[Transcript]], None]:
+    """A weakref callback that drops a collected transcript's entry (ids are reused)."""
+
+    def evict(_ref: weakref.ReferenceType[Transcript]) -> None:
+        _CACHE.pop(key, None)
+
+    return evict
 
 
 def build_targets(transcript: Transcript) -> TargetSet:
@@ -183,7 +191,8 @@ def artifact_op(tool_name: str) -> str:
 
 def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
     """(tool name, paths in its arguments) for one tool call."""
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    raw_function = call.get("function")
+    function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
     name = str(function.get("name") or call.get("name") or "")
     raw = function.get("arguments", call.get("arguments", ""))
     args: Any = raw

@@ -145,7 +145,9 @@ def task_text(text: str) -> str:
     return ""
 
 
-_DECISION = re.compile(r"\b(?:decided|decide to|instead|because|root cause|chose|the fix is|going with|will use)\b", re.I)
+_DECISION = re.compile(
+    r"\b(?:decided|decide to|instead|because|root cause|chose|the fix is|going with|will use)\b", re.I
+)
 
 
 def decision_sentences(text: str) -> Iterator[str]:

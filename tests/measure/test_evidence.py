@@ -7,13 +7,15 @@ from pathlib import Path
 import pytest
 
 from contextlab import load_dataset, replay
-from contextlab.plugins import list_engines
 from contextlab.measure import targets_for
+from contextlab.plugins import list_engines
 from contextlab.transcripts import load_transcript
 
 
 def shipped() -> list[str]:
-    return [info.name for info in list_engines() if info.available is not False and info.source in ("builtin", "bundled")]
+    return [
+        info.name for info in list_engines() if info.available is not False and info.source in ("builtin", "bundled")
+    ]
 
 
 def test_passthrough_keeps_every_fact_until_and_after_the_window_overflows() -> None:

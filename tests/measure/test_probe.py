@@ -166,7 +166,9 @@ def test_incremental_counts_equal_a_full_recount_on_every_request() -> None:
 
 def test_breaks_are_priced_under_the_first_cache_profile() -> None:
     result = replay(
-        planted(), KeepLastEngine(threshold_tokens=900, keep=3), observers=[CacheObserver("anthropic:claude-sonnet-5-5")]
+        planted(),
+        KeepLastEngine(threshold_tokens=900, keep=3),
+        observers=[CacheObserver("anthropic:claude-sonnet-5-5")],
     )
     breaks = result.trace[result.trace["break_cause"].notna()]
     assert len(breaks) and (breaks["break_cost_usd"] > 0).all() and (breaks["break_tokens"] > 0).all()

@@ -35,7 +35,9 @@ def test_error_fingerprints_mask_numbers_hex_and_case() -> None:
 
 
 def test_constraint_sentences_tag_corrections() -> None:
-    found = dict(constraint_sentences("Please fix the login bug. Never touch the prod database.\nNo, that's wrong file"))
+    found = dict(
+        constraint_sentences("Please fix the login bug. Never touch the prod database.\nNo, that's wrong file")
+    )
     assert found == {"Never touch the prod database.": "instruction", "No, that's wrong file": "correction"}
     assert task_text("\n\n  Fix the flaky test in ci  \nmore") == "Fix the flaky test in ci"
 
