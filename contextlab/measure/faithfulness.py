@@ -62,19 +62,27 @@ def check_summaries(summaries: list[str], source: str) -> Faithfulness:
     for token in claimed:
         automaton.add_word(token, token)
     automaton.make_automaton()
-    status: dict[str, list[bool]] = {}  # token -> [seen, seen_done, seen_not_done]
+    # Presence for every claimed identifier; the status of the lines around it only for those a
+    # done-sentence names (classifying every hit line would cost a regex pass per occurrence).
+    named = {t for _sentence, tokens in done_sentences for t in tokens}
+    status: dict[str, list[bool]] = {}  # token -> [seen_done, seen_not_done]
+    line_status: dict[int, tuple[bool, bool]] = {}
     for end, token in automaton.iter(source):
-        flags = status.setdefault(token, [True, False, False])
-        if flags[1] and flags[2]:
+        flags = status.setdefault(token, [False, False])
+        if token not in named or (flags[0] and flags[1]):
             continue
         start = source.rfind("\n", 0, end) + 1
-        stop = source.find("\n", end)
-        line = source[start : stop if stop >= 0 else len(source)]
-        flags[1] = flags[1] or bool(_DONE.search(line))
-        flags[2] = flags[2] or bool(_NOT_DONE.search(line))
+        cached = line_status.get(start)
+        if cached is None:
+            stop = source.find("\n", end)
+            line = source[start : stop if stop >= 0 else len(source)]
+            cached = (bool(_DONE.search(line)), bool(_NOT_DONE.search(line)))
+            line_status[start] = cached
+        flags[0] = flags[0] or cached[0]
+        flags[1] = flags[1] or cached[1]
     out.unsupported = [t for t in claimed if t not in status]
-    for sentence, named in done_sentences:
-        checked = [status[t] for t in named if t in status]
-        if checked and all(flags[2] and not flags[1] for flags in checked):
+    for sentence, tokens in done_sentences:
+        checked = [status[t] for t in tokens if t in status]
+        if checked and all(flags[1] and not flags[0] for flags in checked):
             out.upgrades.append(sentence)
     return out

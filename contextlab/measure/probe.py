@@ -23,7 +23,7 @@ from contextlab.engine import Message
 from contextlab.host.observers import RequestView
 from contextlab.measure.faithfulness import check_summaries
 from contextlab.measure.recovery import DEFAULT_K, Reach, RecoveryOracle
-from contextlab.measure.targets import KINDS, Target, TargetSet, targets_for
+from contextlab.measure.targets import KINDS, Target, TargetSet, targets_for, with_uses
 from contextlab.measure.text import message_payload
 from contextlab.messages import content_text
 from contextlab.transcripts.model import Transcript
@@ -189,10 +189,14 @@ class MeasureProbe:
     # ------------------------------------------------------------------ per request
 
     def _scan(self, message: Message) -> frozenset[int]:
-        if self._automaton is None:
+        return self._scan_text(message_payload(message))
+
+    def _scan_text(self, payload: str) -> frozenset[int]:
+        """Every target with a text in ``payload``: one Aho-Corasick pass (overlaps included)."""
+        if self._automaton is None or not payload:
             return _EMPTY
         found: set[int] = set()
-        for _end, ids in self._automaton.iter(message_payload(message)):
+        for _end, ids in self._automaton.iter(payload):
             found.update(ids)
         return frozenset(found) if found else _EMPTY
 
@@ -204,16 +208,19 @@ class MeasureProbe:
         keep = min(view.prefix_messages, len(previous_found))
         touched: dict[int, bool] = {}  # target -> was present before this request
         counts = self._counts
-        reuse: dict[int, tuple[Message, frozenset[int]]] = {}
+        # Rows after the shared prefix that are only moved or re-cloned (a commit clones every row)
+        # keep their content string objects, whose hash CPython caches: reuse costs O(1) per row.
+        reuse: dict[str, frozenset[int]] = {}
         for old, found in zip(previous[keep:], previous_found[keep:], strict=False):
-            reuse[id(old)] = (old, found)
+            reuse[message_payload(old)] = found
             for t in found:
                 touched.setdefault(t, counts[t] > 0)
                 counts[t] -= 1
         found_list = previous_found[:keep]
         for message in messages[keep:]:
-            hit = reuse.get(id(message))
-            found = hit[1] if hit is not None and hit[0] is message else self._scan(message)
+            payload = message_payload(message)
+            hit = reuse.get(payload)
+            found = hit if hit is not None else self._scan_text(payload)
             for t in found:
                 touched.setdefault(t, counts[t] > 0)
                 counts[t] += 1
@@ -251,7 +258,7 @@ class MeasureProbe:
                 recheck.append(t)
 
         row: dict[str, Any] = {}
-        if committed:
+        if committed and not self.facts_only:
             self._on_commit(view, found_list)
             if self._oracle is not None:
                 # The engine's store changed: missing facts not known to be reachable are looked up
@@ -399,6 +406,9 @@ class MeasureProbe:
 
     def _on_commit(self, view: RequestView, found_list: list[frozenset[int]]) -> None:
         """The history was replaced since the previous request: diff it and check new summaries."""
+        if not self._set.uses_ready:
+            self._set = with_uses(self._transcript, self._set)
+            self._targets = list(self._set.targets)  # same order: indices stay valid
         before, after = self._previous_history, view.history
         transcript = self._transcript.messages
         appended = transcript[self._previous_index : max(self._previous_index, view.transcript_index)]

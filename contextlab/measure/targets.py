@@ -71,6 +71,8 @@ class TargetSet:
 
     targets: tuple[Target, ...]
     facts_source: str
+    uses_ready: bool = True
+    """False until the uses of non-fact targets are known (see :func:`with_uses`)."""
 
 
 _CACHE: dict[int, tuple[weakref.ReferenceType[Transcript], int, TargetSet]] = {}
@@ -105,16 +107,30 @@ def build_targets(transcript: Transcript) -> TargetSet:
     raw.extend(_artifact_targets(messages))
     raw.extend(_instruction_targets(messages))
     raw.extend(_task_targets(messages))
-    occurrences = _occurrences(messages, raw)
-    with_uses = [_with_uses(t, occurrences.get(i, ())) for i, t in enumerate(raw)]
     if transcript.facts:
-        facts, source = _gold_facts(transcript), "gold"
-    else:
-        from contextlab.measure.mining import mine_facts
+        # Uses of the other targets only rank compaction diffs: found on the first commit, if any.
+        return TargetSet(tuple(_gold_facts(transcript) + raw), "gold", uses_ready=False)
+    occurrences = _occurrences(messages, raw)
+    with_found = [_with_uses(t, occurrences.get(i, ())) for i, t in enumerate(raw)]
+    from contextlab.measure.mining import mine_facts
 
-        facts = mine_facts(messages, with_uses)
-        source = "mined" if facts else "none"
-    return TargetSet(tuple(facts + with_uses), source)
+    facts = mine_facts(messages, with_found)
+    return TargetSet(tuple(facts + with_found), "mined" if facts else "none")
+
+
+def with_uses(transcript: Transcript, found: TargetSet) -> TargetSet:
+    """``found`` with the uses of every non-fact target filled in (same order), cached."""
+    if found.uses_ready:
+        return found
+    targets = list(found.targets)
+    occurrences = _occurrences(transcript.messages, targets)
+    done = TargetSet(
+        tuple(_with_uses(t, occurrences.get(i, ())) for i, t in enumerate(targets)), found.facts_source
+    )
+    hit = _CACHE.get(id(transcript))
+    if hit is not None and hit[0]() is transcript and hit[2] is found:
+        _CACHE[id(transcript)] = (hit[0], hit[1], done)
+    return done
 
 
 def _origin(message: Message) -> str:
@@ -260,8 +276,8 @@ def _occurrences(messages: list[Message], targets: list[Target]) -> dict[int, tu
     automaton = ahocorasick.Automaton()
     by_text: dict[str, list[int]] = {}
     for i, target in enumerate(targets):
-        if target.kind in ("task", "instruction"):
-            continue  # user asks are needed by the turn they open, not by later mentions
+        if target.kind in ("task", "instruction", "fact"):
+            continue  # user asks are needed by the turn they open; facts carry their own uses
         for text in target.texts:
             by_text.setdefault(text, []).append(i)
     if not by_text:

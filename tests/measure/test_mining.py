@@ -1,0 +1,43 @@
+"""Facts mined from a transcript without planted ones."""
+
+from __future__ import annotations
+
+from contextlab import replay
+from contextlab.measure import targets_for
+from contextlab.transcripts import Transcript
+
+
+def call(call_id: str, name: str, arguments: str) -> dict[str, object]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def recorded() -> Transcript:
+    messages = [
+        {"role": "user", "content": "Fix the failing deploy. Never force-push to main."},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "bash", '{"command": "git log -1"}')]},
+        {"role": "tool", "tool_call_id": "c1", "content": "commit 9f8e7d6c5b4a broke src/app/deploy.py"},
+        {
+            "role": "assistant",
+            "content": "We decided to revert 9f8e7d6c5b4a because it broke the deploy.",
+            "tool_calls": [call("c2", "edit_file", '{"path": "src/app/deploy.py", "old": "a", "new": "b"}')],
+        },
+        {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+        {"role": "assistant", "content": "Reverted; src/app/deploy.py is fixed."},
+    ]
+    return Transcript("recorded", messages)
+
+
+def test_identifiers_the_agent_quotes_edited_files_and_decisions_are_mined() -> None:
+    t = recorded()
+    found = targets_for(t)
+    assert found.facts_source == "mined"
+    facts = {f.key: f for f in found.targets if f.kind == "fact"}
+    recall = facts["mined-recall:9f8e7d6c5b4a"]
+    assert recall.category == "recall" and recall.uses == (3,) and recall.source_call == "c1"
+    artifact = facts["mined-artifact:edit:src/app/deploy.py"]
+    assert artifact.category == "artifact" and artifact.uses == (5,)
+    assert any(f.category == "decision" and "decided to revert" in f.texts[0] for f in facts.values())
+    assert targets_for(t) is found  # cached per transcript object
+    result = replay(t, "passthrough")
+    assert result.summary["facts_source"] == "mined" and result.summary["fact_retention_final"] == 1.0
+    assert result.summary["instruction_retention_final"] == 1.0
