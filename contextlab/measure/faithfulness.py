@@ -39,9 +39,14 @@ class Faithfulness:
     undetermined: int = 0
 
 
-def check_summaries(summaries: list[str], source: str) -> Faithfulness:
-    """Check engine-written ``summaries`` against ``source`` (the text the engine summarised)."""
+def check_summaries(summaries: list[str], source: str, verified: set[str] | None = None) -> Faithfulness:
+    """Check engine-written ``summaries`` against ``source`` (the text the engine summarised).
+
+    ``verified`` holds identifiers found supported by an earlier commit of the same run (iterative
+    summaries carry most of them over); it is extended in place and skips their search.
+    """
     out = Faithfulness()
+    known = verified if verified is not None else set()
     claimed: dict[str, None] = {}
     done_sentences: list[tuple[str, list[str]]] = []
     for summary in summaries:
@@ -50,26 +55,32 @@ def check_summaries(summaries: list[str], source: str) -> Faithfulness:
                 claimed.setdefault(token, None)
         for sentence in _SENTENCE.split(summary):
             if _DONE.search(sentence) and not _NOT_DONE.search(sentence):
-                named = [t for t in identifiers(sentence) if not _ENGINE_ID.match(t)]
-                if named:
-                    done_sentences.append((sentence.strip()[:200], named))
+                names = [t for t in identifiers(sentence) if not _ENGINE_ID.match(t)]
+                if names:
+                    done_sentences.append((sentence.strip()[:200], names))
                 else:
                     out.undetermined += 1
     out.identifiers = len(claimed)
-    if not claimed:
-        return out
-    automaton = ahocorasick.Automaton()
     for token in claimed:
+        if token in known:
+            continue
+        if token in source:  # a C-speed substring search; a truncated identifier still matches
+            known.add(token)
+        else:
+            out.unsupported.append(token)
+    named = {t for _sentence, names in done_sentences for t in names if t in known}
+    if not named:
+        return out
+    # The status of the source lines around each identifier a done-sentence names.
+    automaton = ahocorasick.Automaton()
+    for token in named:
         automaton.add_word(token, token)
     automaton.make_automaton()
-    # Presence for every claimed identifier; the status of the lines around it only for those a
-    # done-sentence names (classifying every hit line would cost a regex pass per occurrence).
-    named = {t for _sentence, tokens in done_sentences for t in tokens}
     status: dict[str, list[bool]] = {}  # token -> [seen_done, seen_not_done]
     line_status: dict[int, tuple[bool, bool]] = {}
     for end, token in automaton.iter(source):
         flags = status.setdefault(token, [False, False])
-        if token not in named or (flags[0] and flags[1]):
+        if flags[0] and flags[1]:
             continue
         start = source.rfind("\n", 0, end) + 1
         cached = line_status.get(start)
@@ -80,7 +91,6 @@ def check_summaries(summaries: list[str], source: str) -> Faithfulness:
             line_status[start] = cached
         flags[0] = flags[0] or cached[0]
         flags[1] = flags[1] or cached[1]
-    out.unsupported = [t for t in claimed if t not in status]
     for sentence, tokens in done_sentences:
         checked = [status[t] for t in tokens if t in status]
         if checked and all(flags[1] and not flags[0] for flags in checked):

@@ -11,6 +11,7 @@ re-checking recoverability) happens only on the requests right after a commit.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -173,10 +174,11 @@ class MeasureProbe:
         self._task_checks = [0, 0]
         self._task_lost_after_commit = 0
         self._diff_rows: list[dict[str, Any]] = []
-        self._item_rows: list[dict[str, Any]] = []
+        self._item_rows: list[tuple[Any, ...]] = []
         self._faith = {"summaries_checked": 0, "summary_identifiers": 0, "summary_unsupported_identifiers": 0}
         self._faith.update({"summary_status_upgrades": 0, "summary_status_undetermined": 0})
         self._faith_rows: list[dict[str, Any]] = []
+        self._verified: set[str] = set()
         self._oracle: RecoveryOracle | None = None
         if self._engine is not None and self.recover and self._has_facts:
             oracle = RecoveryOracle(self._engine, self.k)
@@ -448,20 +450,20 @@ class MeasureProbe:
             target = self._targets[t]
             tallies[f"{target.kind}_{outcome}"] = tallies.get(f"{target.kind}_{outcome}", 0) + 1
             if outcome != "kept":
-                later = [u for u in target.uses if u >= ti]
+                later = target.uses[bisect.bisect_left(target.uses, ti) :]
                 self._item_rows.append(
-                    {
-                        "request": request,
-                        "kind": target.kind,
-                        "key": target.key,
-                        "text": target.texts[0][:160],
-                        "category": target.category,
-                        "origin": target.origin,
-                        "outcome": outcome,
-                        "needed_later": bool(later),
-                        "later_uses": len(later),
-                        "next_use": later[0] if later else None,
-                    }
+                    (
+                        request,
+                        target.kind,
+                        target.key,
+                        target.texts[0][:160],
+                        target.category,
+                        target.origin,
+                        outcome,
+                        bool(later),
+                        len(later),
+                        later[0] if later else None,
+                    )
                 )
         self._diff_rows.append(
             {
@@ -478,7 +480,7 @@ class MeasureProbe:
         )
         if written:
             source = "\n".join(message_payload(m) for m in (*before, *appended))
-            result = check_summaries(summary_texts, source)
+            result = check_summaries(summary_texts, source, self._verified)
             self._faith["summaries_checked"] += len(written)
             self._faith["summary_identifiers"] += result.identifiers
             self._faith["summary_unsupported_identifiers"] += len(result.unsupported)
@@ -571,6 +573,7 @@ class MeasureProbe:
                 ["request", "needed_later", "later_uses", "kind", "key"],
                 ascending=[True, False, False, True, True],
                 kind="stable",
+                ignore_index=True,
             ),
             "faithfulness": pd.DataFrame(self._faith_rows, columns=["request", "finding", "text"]),
         }

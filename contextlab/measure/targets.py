@@ -124,9 +124,7 @@ def with_uses(transcript: Transcript, found: TargetSet) -> TargetSet:
         return found
     targets = list(found.targets)
     occurrences = _occurrences(transcript.messages, targets)
-    done = TargetSet(
-        tuple(_with_uses(t, occurrences.get(i, ())) for i, t in enumerate(targets)), found.facts_source
-    )
+    done = TargetSet(tuple(_with_uses(t, occurrences.get(i, ())) for i, t in enumerate(targets)), found.facts_source)
     hit = _CACHE.get(id(transcript))
     if hit is not None and hit[0]() is transcript and hit[2] is found:
         _CACHE[id(transcript)] = (hit[0], hit[1], done)

@@ -45,14 +45,16 @@ _CANDIDATE = re.compile(r"[\w./:#@+~-]{5,}")
 _MARK = re.compile(r"[\d/.#-]")
 _IDENTIFIER = re.compile(
     r"https?://[^\s<>\"'`)\]]+"
-    r"|(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w"
+    r"|(?:~|\.{1,2})?/(?:[\w.@+-]+/)*[\w.@+-]*\w"  # absolute, ./ or ~/ paths
+    r"|(?:[\w.@+-]+/)+[\w@+-]+\.\w{1,6}"  # relative paths with an extension
+    r"|(?:[\w.@+-]+/){2,}[\w.@+-]*\w"  # two or more segments ("role/tool" labels are not paths)
     r"|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}"
     r"|#\d{2,6}"
     r"|v?\d+\.\d+\.\d+(?:[-.][0-9A-Za-z]+)*"
     r"|[\w-]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|java|rb|sh|sql|html|css|cfg|ini|lock|csv)"
     r"|[A-Z][A-Z0-9]{1,9}-[A-Z0-9-]*\d[A-Z0-9-]*"
 )
-_BACKTICKED = re.compile(r"`([^`\n]{5,80})`")
+_BACKTICKED = re.compile(r"`([^`\s]{5,80})`")
 MIN_IDENTIFIER_CHARS = 5
 """Shorter tokens (``a.py``, ``#12``) occur by chance too often to say anything about retention."""
 

@@ -8,7 +8,7 @@ from contextlab.measure.text import constraint_sentences, error_fingerprint, err
 
 def test_identifiers_find_each_shape_once_in_order() -> None:
     text = (
-        "see https://x.org/a/b?c=1 and src/foo/bar.py, v1.2.3 deadbeef1 #1234 ORB-E-9327 `make test` "
+        "see https://x.org/a/b?c=1 and src/foo/bar.py, v1.2.3 deadbeef1 #1234 ORB-E-9327 `make_test` "
         "and src/foo/bar.py again"
     )
     assert identifiers(text) == [
@@ -18,7 +18,7 @@ def test_identifiers_find_each_shape_once_in_order() -> None:
         "deadbeef1",
         "#1234",
         "ORB-E-9327",
-        "make test",
+        "make_test",
     ]
 
 
