@@ -24,7 +24,7 @@ from contextlab.engine import Message
 from contextlab.host.observers import RequestView
 from contextlab.measure.faithfulness import check_summaries
 from contextlab.measure.recovery import DEFAULT_K, Reach, RecoveryOracle
-from contextlab.measure.targets import KINDS, Target, TargetSet, targets_for, with_uses
+from contextlab.measure.targets import KINDS, Target, TargetSet, targets_for
 from contextlab.measure.text import message_payload
 from contextlab.messages import content_text
 from contextlab.transcripts.model import Transcript
@@ -174,11 +174,13 @@ class MeasureProbe:
         self._task_checks = [0, 0]
         self._task_lost_after_commit = 0
         self._diff_rows: list[dict[str, Any]] = []
-        self._item_rows: list[tuple[Any, ...]] = []
+        self._items: list[tuple[int, int, str, int]] = []
         self._faith = {"summaries_checked": 0, "summary_identifiers": 0, "summary_unsupported_identifiers": 0}
         self._faith.update({"summary_status_upgrades": 0, "summary_status_undetermined": 0})
         self._faith_rows: list[dict[str, Any]] = []
         self._verified: set[str] = set()
+        self._occurrences: dict[int, list[int]] = {}
+        self._visited = 0
         self._oracle: RecoveryOracle | None = None
         if self._engine is not None and self.recover and self._has_facts:
             oracle = RecoveryOracle(self._engine, self.k)
@@ -206,6 +208,8 @@ class MeasureProbe:
         if not self._bound:
             return {}
         messages = view.messages
+        ti = view.transcript_index if view.transcript_index >= 0 else len(self._transcript.messages)
+        fresh = self._visit_transcript(ti)
         previous, previous_found = self._previous, self._previous_found
         keep = min(view.prefix_messages, len(previous_found))
         touched: dict[int, bool] = {}  # target -> was present before this request
@@ -222,6 +226,8 @@ class MeasureProbe:
         for message in messages[keep:]:
             payload = message_payload(message)
             hit = reuse.get(payload)
+            if hit is None:
+                hit = fresh.get(payload)
             found = hit if hit is not None else self._scan_text(payload)
             for t in found:
                 touched.setdefault(t, counts[t] > 0)
@@ -243,7 +249,6 @@ class MeasureProbe:
                 recheck.append(t)
             elif t in self._reach:
                 self._forget_reach(t)
-        ti = view.transcript_index if view.transcript_index >= 0 else len(self._transcript.messages)
         order, targets = self._order, self._targets
         while self._next < len(order) and targets[order[self._next]].message_index < ti:
             t = order[self._next]
@@ -289,6 +294,54 @@ class MeasureProbe:
         self._previous_history = view.history
         self._previous_index = ti
         return row
+
+    def _visit_transcript(self, ti: int) -> dict[str, frozenset[int]]:
+        """Scan the transcript rows seen since the previous request (each once), recording where
+        targets recur (their uses, for ranking compaction diffs) and returning the scans by payload
+        so the same rows in the request are not scanned again."""
+        fresh: dict[str, frozenset[int]] = {}
+        if self._set.uses_ready or self.facts_only:
+            return fresh
+        transcript, targets, occurrences = self._transcript.messages, self._targets, self._occurrences
+        for index in range(self._visited, min(ti, len(transcript))):
+            payload = message_payload(transcript[index])
+            found = self._scan_text(payload)
+            fresh[payload] = found
+            for t in found:
+                if index > targets[t].message_index:
+                    occurrences.setdefault(t, []).append(index)
+        self._visited = max(self._visited, ti)
+        return fresh
+
+    def _uses(self, t: int) -> tuple[int, ...] | list[int]:
+        target = self._targets[t]
+        if self._set.uses_ready or target.kind == "fact":
+            return target.uses
+        return self._occurrences.get(t, [])
+
+    def _item_rows(self) -> list[tuple[Any, ...]]:
+        """Summarised and removed targets of each commit, with what later requests needed them."""
+        self._visit_transcript(len(self._transcript.messages))
+        rows = []
+        for request, t, outcome, ti in self._items:
+            target = self._targets[t]
+            uses = self._uses(t)
+            later = uses[bisect.bisect_left(uses, ti) :]
+            rows.append(
+                (
+                    request,
+                    target.kind,
+                    target.key,
+                    target.texts[0][:160],
+                    target.category,
+                    target.origin,
+                    outcome,
+                    bool(later),
+                    len(later),
+                    later[0] if later else None,
+                )
+            )
+        return rows
 
     def _set_reach(self, t: int, reach: Reach) -> None:
         self._forget_reach(t)
@@ -408,9 +461,6 @@ class MeasureProbe:
 
     def _on_commit(self, view: RequestView, found_list: list[frozenset[int]]) -> None:
         """The history was replaced since the previous request: diff it and check new summaries."""
-        if not self._set.uses_ready:
-            self._set = with_uses(self._transcript, self._set)
-            self._targets = list(self._set.targets)  # same order: indices stay valid
         before, after = self._previous_history, view.history
         transcript = self._transcript.messages
         appended = transcript[self._previous_index : max(self._previous_index, view.transcript_index)]
@@ -450,21 +500,7 @@ class MeasureProbe:
             target = self._targets[t]
             tallies[f"{target.kind}_{outcome}"] = tallies.get(f"{target.kind}_{outcome}", 0) + 1
             if outcome != "kept":
-                later = target.uses[bisect.bisect_left(target.uses, ti) :]
-                self._item_rows.append(
-                    (
-                        request,
-                        target.kind,
-                        target.key,
-                        target.texts[0][:160],
-                        target.category,
-                        target.origin,
-                        outcome,
-                        bool(later),
-                        len(later),
-                        later[0] if later else None,
-                    )
-                )
+                self._items.append((request, t, outcome, ti))
         self._diff_rows.append(
             {
                 "request": request,
@@ -569,7 +605,7 @@ class MeasureProbe:
                 columns=["request", "kind", "dimension", "group", "eligible", "in_context", "recoverable"],
             ),
             "compaction_diff": pd.DataFrame(self._diff_rows, columns=DIFF_COLUMNS),
-            "compaction_items": pd.DataFrame(self._item_rows, columns=ITEM_COLUMNS).sort_values(
+            "compaction_items": pd.DataFrame(self._item_rows(), columns=ITEM_COLUMNS).sort_values(
                 ["request", "needed_later", "later_uses", "kind", "key"],
                 ascending=[True, False, False, True, True],
                 kind="stable",
