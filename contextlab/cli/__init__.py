@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report",
     "convert",
     "datasets",
+    "inspect",
 )
 """Sub-command modules under ``contextlab.cli``, in the order ``--help`` lists them."""
 
@@ -47,8 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``contextlab`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from contextlab.transcripts.warning_lines import warning_lines
+
     try:
-        code = args.run(args)
+        with warning_lines():
+            code = args.run(args)
     except ContextLabError as error:
         print(f"contextlab: error: {error}", file=sys.stderr)
         return 2

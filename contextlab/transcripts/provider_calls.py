@@ -30,7 +30,7 @@ ANTHROPIC_ONLY_BLOCKS = (
 def body_of(value: Any) -> Any:
     """A request or response body: the ``body`` field of a captured HTTP exchange, parsed when it
     is JSON text; the value itself otherwise."""
-    if isinstance(value, dict) and "body" in value and ("headers" in value or "url" in value or "method" in value):
+    if isinstance(value, dict) and "body" in value and not value.keys() & {"messages", "content", "choices", "type"}:
         value = value["body"]
     if isinstance(value, str):
         try:
