@@ -56,7 +56,8 @@ def load_facts(path: str | Path, transcript: Transcript) -> list[GoldFact]:
         seen.add(fact_id)
         category = raw.get("category", "recall")
         if category not in CATEGORIES:
-            raise TranscriptError(source, where, f"field 'category': {category!r} is not one of {', '.join(CATEGORIES)}")
+            allowed = ", ".join(CATEGORIES)
+            raise TranscriptError(source, where, f"field 'category': {category!r} is not one of {allowed}")
         needed = raw.get("needed_later", False)
         if not isinstance(needed, bool):
             raise TranscriptError(source, where, "field 'needed_later': expected true or false")

@@ -36,5 +36,6 @@ def warning_lines(stream: TextIO | None = None, shown: int = SHOWN) -> Iterator[
             for text in lines[:shown]:
                 print(f"contextlab: warning: {text}", file=out)
             if len(lines) > shown:
-                kinds = "import warnings" if all(issubclass(w.category, TranscriptWarning) for w in relevant) else "warnings"
+                only_import = all(issubclass(w.category, TranscriptWarning) for w in relevant)
+                kinds = "import warnings" if only_import else "warnings"
                 print(f"contextlab: warning: ... and {len(lines) - shown} more {kinds} (not shown)", file=out)

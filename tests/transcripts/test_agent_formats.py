@@ -13,7 +13,7 @@ import pytest
 from contextlab.errors import TranscriptError
 from contextlab.messages import validate_messages
 from contextlab.transcripts import load_transcript, load_transcripts
-from tests.transcripts.transcript_samples import SAMPLES, render
+from tests.transcripts.transcript_samples import SAMPLES, render, write_hermes_state_db
 
 
 def _load(tmp_path: Path, name: str) -> list[Any]:
@@ -84,7 +84,7 @@ def test_anthropic_pairs_jsonl_is_one_conversation(tmp_path: Path) -> None:
 
 
 def test_a_single_pair_answered_by_a_tool_call_is_not_a_violation(tmp_path: Path) -> None:
-    kind, value = SAMPLES["anthropic-pairs"]
+    _, value = SAMPLES["anthropic-pairs"]
     path = tmp_path / "one.json"
     path.write_text(json.dumps(value[0]))
     with warnings.catch_warnings():
@@ -94,7 +94,7 @@ def test_a_single_pair_answered_by_a_tool_call_is_not_a_violation(tmp_path: Path
 
 
 def test_side_requests_become_their_own_conversations(tmp_path: Path) -> None:
-    kind, rows = SAMPLES["claude-trace"]
+    _, rows = SAMPLES["claude-trace"]
     side = json.loads(json.dumps(rows[0]))
     side["request"]["body"] = {"model": "haiku", "system": "Title this", "messages": [{"role": "user", "content": "x"}]}
     side["response"] = {"body": {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "T"}]}}
@@ -212,55 +212,9 @@ def test_hermes_session_json(tmp_path: Path) -> None:
     assert t.model == "anthropic/claude-sonnet-4" and t.messages[1]["reasoning_content"] == "check"
 
 
-def _state_db(path: Path) -> None:
-    db = sqlite3.connect(path)
-    db.executescript(
-        """
-        CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, model TEXT, system_prompt TEXT,
-            parent_session_id TEXT, started_at REAL NOT NULL, ended_at REAL, end_reason TEXT,
-            input_tokens INTEGER DEFAULT 0, title TEXT);
-        CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, role TEXT NOT NULL,
-            content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL,
-            reasoning TEXT, _compressed_summary INTEGER NOT NULL DEFAULT 0, active INTEGER NOT NULL DEFAULT 1,
-            compacted INTEGER NOT NULL DEFAULT 0, api_content TEXT, display_kind TEXT);
-        """
-    )
-    call = json.dumps([{"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}])
-    db.executemany(
-        "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, end_reason, input_tokens)"
-        " VALUES (?, 'cli', 'm', ?, ?, ?, ?, ?)",
-        [
-            ("s1", "SYS", None, 1.0, "compression", 100),
-            ("s2", "SYS", "s1", 2.0, None, 50),
-            ("b1", "OTHER", None, 3.0, None, 5),
-        ],
-    )
-    rows = [
-        ("s1", "user", "task one", None, None, 1.1, 0, 1, 0),
-        ("s1", "assistant", None, None, call, 1.2, 0, 1, 0),
-        ("s1", "tool", "out", "c1", None, 1.3, 0, 1, 0),
-        ("s1", "assistant", "done one", None, None, 1.4, 0, 1, 0),
-        ("s1", "user", "rewound away", None, None, 1.45, 0, 0, 0),  # inactive, not compacted: not history
-        ("s2", "user", "[CONTEXT COMPACTION] summary of task one", None, None, 2.0, 1, 1, 0),
-        ("s2", "assistant", "done one", None, None, 2.01, 0, 1, 0),  # a copy of the kept tail
-        ("s2", "user", "task two", None, None, 2.1, 0, 1, 0),
-        ("s2", "user", "old", None, None, 2.15, 0, 0, 1),  # archived in place: still history
-        ("s2", "assistant", "done two", None, None, 2.2, 0, 1, 0),
-        ("b1", "user", "other chat", None, None, 3.1, 0, 1, 0),
-        ("b1", "assistant", "ok", None, None, 3.2, 0, 1, 0),
-    ]
-    db.executemany(
-        "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, timestamp, _compressed_summary,"
-        " active, compacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
-    db.commit()
-    db.close()
-
-
 def test_hermes_state_db_sessions_messages_and_compaction_lineage(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    _state_db(path)
+    write_hermes_state_db(path)
     before = path.read_bytes()
     main, other = load_transcripts(path)
     assert path.read_bytes() == before  # opened read-only
@@ -287,5 +241,5 @@ def test_sqlite_file_that_is_not_hermes(tmp_path: Path) -> None:
     db.execute("CREATE TABLE x (a)")
     db.commit()
     db.close()
-    with pytest.raises(TranscriptError, match="not a Hermes state.db"):
+    with pytest.raises(TranscriptError, match=r"not a Hermes state\.db"):
         load_transcripts(path)

@@ -69,8 +69,9 @@ def test_json_nested_100000_levels_is_one_line(
 def test_non_finite_usage_is_one_line(tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]) -> None:
     openai = tmp_path / "chat.json"
     openai.write_text(
-        '[{"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "usage": {"prompt_tokens": %s}}]'
-        % value
+        '[{"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "usage": {"prompt_tokens": '
+        + value
+        + "}}]"
     )
     assert main(["replay", str(openai)]) == 2
     line = _one_error_line(capsys)

@@ -1,5 +1,7 @@
 """Small valid files of every supported format, for the bad-input and property tests."""
 
+# ruff: noqa: E501  (sample data: long literal lines read better whole)
+
 from __future__ import annotations
 
 import json
@@ -892,3 +894,167 @@ SAMPLES["aider-llm-history"] = (
     "-------\nASSISTANT I'll change the print.\nASSISTANT\nASSISTANT done\n-------\nUSER thanks\n"
     "LLM RESPONSE 2025-01-02T10:01:02\nASSISTANT You're welcome.\n",
 )
+
+
+# --------------------------------------------------------------------------- derived from real recordings
+# Real conversations re-expressed in another format's public shape, to exercise an importer at scale.
+
+
+def _anthropic_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI-form messages as Messages API messages (tool results folded into user turns)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        role = m["role"]
+        text = m.get("content")
+        text = (
+            text
+            if isinstance(text, str)
+            else "\n".join(p.get("text", "") for p in text or [] if isinstance(p, dict) and p.get("type") == "text")
+        )
+        if role == "assistant":
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+            for call in m.get("tool_calls") or []:
+                arguments = call["function"]["arguments"]
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": call["id"],
+                        "name": call["function"]["name"],
+                        "input": json.loads(arguments or "{}"),
+                    }
+                )
+            out.append({"role": "assistant", "content": blocks})
+            continue
+        block = (
+            {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": text}
+            if role == "tool"
+            else {"type": "text", "text": text}
+        )
+        results_only = out and out[-1]["role"] == "user" and all(b["type"] == "tool_result" for b in out[-1]["content"])
+        if role == "tool" and results_only:
+            out[-1]["content"].append(block)
+        else:
+            out.append({"role": "user", "content": [block]})
+    return out
+
+
+def as_claude_trace(transcript: Any) -> list[dict[str, Any]]:
+    """One claude-trace entry per request of ``transcript``: the full history so far, then the
+    response (thinking included, as the API returns it) with the recorded usage."""
+    entries = []
+    for i, message in enumerate(transcript.messages):
+        if message["role"] != "assistant":
+            continue
+        (response,) = _anthropic_messages([message])
+        if message.get("reasoning_content"):
+            response["content"].insert(
+                0, {"type": "thinking", "thinking": message["reasoning_content"], "signature": "s"}
+            )
+        usage = transcript.usage.get(i)
+        body = {
+            "model": transcript.model or "claude",
+            "system": transcript.system_prompt or "",
+            "messages": _anthropic_messages(transcript.messages[:i]),
+        }
+        reply = {
+            "id": f"msg_{i}",
+            "type": "message",
+            "role": "assistant",
+            "content": response["content"],
+            "usage": usage.raw if usage else {},
+        }
+        entries.append(
+            {
+                "request": {
+                    "timestamp": 1_700_000_000 + i,
+                    "method": "POST",
+                    "url": "https://api.anthropic.com/v1/messages",
+                    "headers": {},
+                    "body": body,
+                },
+                "response": {"status_code": 200, "headers": {}, "body": reply},
+                "logged_at": "2026-01-01T00:00:00Z",
+            }
+        )
+    return entries
+
+
+def as_hermes_trajectory(transcript: Any) -> dict[str, Any]:
+    """``transcript`` as Hermes Agent saves a trajectory: ShareGPT turns, id-less ``<tool_call>``
+    blocks and every ``<tool_response>`` carrying the same provider id (as Qwen-style parsers do)."""
+    turns = [{"from": "system", "value": transcript.system_prompt or "You are a function calling AI model."}]
+    for m in transcript.messages:
+        text = m.get("content") if isinstance(m.get("content"), str) else ""
+        if m["role"] == "user":
+            turns.append({"from": "human", "value": text})
+        elif m["role"] == "assistant":
+            blocks = [
+                "<tool_call>\n"
+                + json.dumps(
+                    {"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"] or "{}")}
+                )
+                + "\n</tool_call>"
+                for c in m.get("tool_calls") or []
+            ]
+            turns.append({"from": "gpt", "value": "\n".join([text or "", *blocks]).strip()})
+        elif m["role"] == "tool":
+            block = (
+                "<tool_response>\n"
+                + json.dumps({"tool_call_id": "qwen_tc_0", "name": "tool", "content": text})
+                + "\n</tool_response>"
+            )
+            if turns[-1]["from"] == "tool":
+                turns[-1]["value"] += "\n" + block
+            else:
+                turns.append({"from": "tool", "value": block})
+    return {"conversations": turns, "model": "hermes", "completed": True}
+
+
+def write_hermes_state_db(path: Any) -> None:
+    """A small Hermes ``state.db`` (columns of upstream ``SCHEMA_SQL``): a session rotated by a
+    compaction into a child, with an archived row and a carried-over copy, and a second root."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, model TEXT, system_prompt TEXT,
+            parent_session_id TEXT, started_at REAL NOT NULL, ended_at REAL, end_reason TEXT,
+            input_tokens INTEGER DEFAULT 0, title TEXT);
+        CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, role TEXT NOT NULL,
+            content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL,
+            reasoning TEXT, _compressed_summary INTEGER NOT NULL DEFAULT 0, active INTEGER NOT NULL DEFAULT 1,
+            compacted INTEGER NOT NULL DEFAULT 0, api_content TEXT, display_kind TEXT);
+        """
+    )
+    call = json.dumps([{"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}])
+    db.executemany(
+        "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, end_reason, input_tokens)"
+        " VALUES (?, 'cli', 'm', ?, ?, ?, ?, ?)",
+        [
+            ("s1", "SYS", None, 1.0, "compression", 100),
+            ("s2", "SYS", "s1", 2.0, None, 50),
+            ("b1", "OTHER", None, 3.0, None, 5),
+        ],
+    )
+    rows = [
+        ("s1", "user", "task one", None, None, 1.1, 0, 1, 0),
+        ("s1", "assistant", None, None, call, 1.2, 0, 1, 0),
+        ("s1", "tool", "out", "c1", None, 1.3, 0, 1, 0),
+        ("s1", "assistant", "done one", None, None, 1.4, 0, 1, 0),
+        ("s1", "user", "rewound away", None, None, 1.45, 0, 0, 0),  # inactive, not compacted: not history
+        ("s2", "user", "[CONTEXT COMPACTION] summary of task one", None, None, 2.0, 1, 1, 0),
+        ("s2", "assistant", "done one", None, None, 2.01, 0, 1, 0),  # a copy of the kept tail
+        ("s2", "user", "task two", None, None, 2.1, 0, 1, 0),
+        ("s2", "user", "old", None, None, 2.15, 0, 0, 1),  # archived in place: still history
+        ("s2", "assistant", "done two", None, None, 2.2, 0, 1, 0),
+        ("b1", "user", "other chat", None, None, 3.1, 0, 1, 0),
+        ("b1", "assistant", "ok", None, None, 3.2, 0, 1, 0),
+    ]
+    db.executemany(
+        "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, timestamp, _compressed_summary,"
+        " active, compacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    db.commit()
+    db.close()
