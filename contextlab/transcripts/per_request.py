@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from contextlab.engine import Message
@@ -74,11 +75,17 @@ def _canonical_arguments(call: dict[str, Any]) -> str:
     fn = call.get("function")
     args = fn.get("arguments", "") if isinstance(fn, dict) else ""
     if isinstance(args, str):
-        try:
-            return json.dumps(json.loads(args), sort_keys=True)
-        except ValueError:
-            return args
+        return _canonical_json(args)
     return json.dumps(args, sort_keys=True, default=str)
+
+
+@lru_cache(maxsize=65_536)
+def _canonical_json(text: str) -> str:
+    # A per-request log repeats every earlier call in every later request: parse each text once.
+    try:
+        return json.dumps(json.loads(text), sort_keys=True)
+    except (ValueError, RecursionError):
+        return text
 
 
 def rebuild(
