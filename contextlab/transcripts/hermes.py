@@ -43,8 +43,7 @@ def looks_like_session(document: Any) -> bool:
     return (
         isinstance(document, dict)
         and isinstance(document.get("messages"), list)
-        and "session_id" in document
-        and ("session_start" in document or "last_updated" in document or "platform" in document)
+        and isinstance(document.get("session_id"), str)
     )
 
 

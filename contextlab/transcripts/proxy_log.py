@@ -41,6 +41,13 @@ def load_rows(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
     return _load(path, [(f"line {n}", row) for n, row in rows])
 
 
+def _counts_tokens(entry: dict[str, Any]) -> bool:
+    """A token-counting call (``/v1/messages/count_tokens``): it has messages but no reply."""
+    request = entry["request"]
+    url = request.get("url") if isinstance(request, dict) else None
+    return isinstance(url, str) and "count_tokens" in url
+
+
 def _load(path: Path, entries: list[tuple[str, Any]]) -> list[Transcript]:
     source = str(path)
     log = ImportLog(source)
@@ -48,7 +55,7 @@ def _load(path: Path, entries: list[tuple[str, Any]]) -> list[Transcript]:
     skipped = 0
     formats: set[str] = set()
     for where, entry in entries:
-        if not is_call(entry):
+        if not is_call(entry) or _counts_tokens(entry):
             # Captures also log non-chat calls (token counting, telemetry): nothing to replay.
             skipped += 1
             continue

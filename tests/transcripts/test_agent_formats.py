@@ -243,3 +243,16 @@ def test_sqlite_file_that_is_not_hermes(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(TranscriptError, match=r"not a Hermes state\.db"):
         load_transcripts(path)
+
+
+def test_claude_trace_skips_token_counting_calls(tmp_path: Path) -> None:
+    _, rows = SAMPLES["claude-trace"]
+    counting = json.loads(json.dumps(rows[1]))
+    counting["request"]["url"] = "https://api.anthropic.com/v1/messages/count_tokens"
+    counting["response"] = {"status_code": 200, "headers": {}, "body": {"input_tokens": 42}}
+    path = tmp_path / "log.jsonl"
+    path.write_text(render("jsonl", [rows[0], counting, rows[1]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (t,) = load_transcripts(path)
+    assert t.n_requests == 2 and t.metadata["skipped_entries"] == 1
