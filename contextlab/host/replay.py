@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from contextlab import clock as vclock
+from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.history import WorkingHistory
@@ -104,6 +105,7 @@ class ReplayHost:
         self.rows: list[dict[str, Any]] = []
         self.compaction_rows: list[dict[str, Any]] = []
         self.warnings: list[str] = []
+        self.threshold_note: str | None = None
 
     @property
     def history(self) -> list[Message]:
@@ -135,12 +137,27 @@ class ReplayHost:
             "model": self.model,
             "context_length": self.settings.context_length,
             "threshold_tokens": int(self.engine.threshold_tokens),
+            "threshold_percent": self.settings.threshold_percent,
+            "threshold_note": self.threshold_note or "",
             "status": status,
             "error": error,
         }
         summary = summarize(trace, compactions, base, extra)
         summary["wall_s"] = time.perf_counter() - started
         return ReplayResult(trace, compactions, summary, status, error, self.warnings, self.engine)
+
+    def _note_threshold(self) -> None:
+        """Say once when ``threshold_percent`` did not give percent x window (docs/notebooks.md)."""
+        note = threshold_note(
+            self._labels["engine"],
+            self.settings.threshold_percent,
+            self.settings.context_length,
+            int(self.engine.threshold_tokens),
+        )
+        if note:
+            self.threshold_note = note
+            self.warnings.append(note)
+            warn_clamped_once(note)
 
     def _start_session(self) -> None:
         for observer in self.observers:
@@ -153,6 +170,7 @@ class ReplayHost:
         if settings.model_thresholds:
             engine.model_thresholds = dict(settings.model_thresholds)  # type: ignore[attr-defined]
         self._required("update_model", self.model, settings.context_length, "", "", settings.provider, "")
+        self._note_threshold()
         if self._session_hooks:
             self._call_optional(
                 "on_session_start",
