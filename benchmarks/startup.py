@@ -50,8 +50,10 @@ def main() -> int:
     print(f"{'case':<44} {'best s':>8} {'median s':>9} {'x pass':>7}  target")
     for name, times in samples.items():
         best, median = min(times), statistics.median(times)
-        target = "" if name.startswith(("python", "import contextlab.api", "import contextlab ")) else (
-            "ok" if best < TARGET_S else f"OVER {TARGET_S} s"
+        target = (
+            ""
+            if name.startswith(("python", "import contextlab.api", "import contextlab "))
+            else ("ok" if best < TARGET_S else f"OVER {TARGET_S} s")
         )
         print(f"{name:<44} {best:>8.3f} {median:>9.3f} {best / base:>7.1f}  {target}")
     return 0

@@ -45,7 +45,32 @@ _LAZY: dict[str, str] = {
 }
 """Public name → the module that defines it (imported on first access)."""
 
-__all__ = ["__version__", *sorted(_LAZY)]
+__all__ = [
+    "CacheObserver",
+    "ConfigError",
+    "ContextEngine",
+    "ContextLabError",
+    "EngineError",
+    "ExactCounter",
+    "HostSettings",
+    "ReplayResult",
+    "RequestObserver",
+    "RequestView",
+    "RoughCounter",
+    "TokenizerUnavailable",
+    "Transcript",
+    "TranscriptError",
+    "__version__",
+    "calibrate",
+    "compare",
+    "convert_file",
+    "load_dataset",
+    "load_transcript",
+    "load_transcripts",
+    "replay",
+    "save_transcript",
+    "validate_messages",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,6 @@ marks its own runs failed with the reason; the other runs complete.
 from __future__ import annotations
 
 import itertools
-
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed

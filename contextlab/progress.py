@@ -113,7 +113,7 @@ class TextBar:
 
 def format_seconds(seconds: float) -> str:
     """``"9s"``, ``"2m05s"``, ``"1h02m"``."""
-    s = max(0, int(round(seconds)))
+    s = max(0, round(seconds))
     if s < 60:
         return f"{s}s"
     if s < 3600:

@@ -97,3 +97,9 @@ def test_unknown_command_suggests_the_closest(capsys: pytest.CaptureFixture[str]
 
     assert main(["replya"]) == 2
     assert capsys.readouterr().err.strip() == "contextlab: error: unknown command 'replya'; did you mean 'replay'?"
+
+
+def test_all_lists_exactly_the_lazy_names() -> None:
+    import contextlab
+
+    assert sorted(contextlab.__all__) == sorted(["__version__", *contextlab._LAZY])

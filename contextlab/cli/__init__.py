@@ -12,6 +12,7 @@ import argparse
 import difflib
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,9 +51,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _help_format(prog: str) -> argparse.HelpFormatter:
-    # Room for the longest command name, and lines that fit the CLI's 100 columns.
-    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=20, width=100)
+class _HelpFormat(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's line breaks, fits 100 columns, and aligns every command's help
+    (argparse sizes the column without the sub-command indent, so ``calibrate`` would wrap)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=24, width=100)
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if action.dest == "command":
+            self._action_max_length = max(self._action_max_length, 6 + max(map(len, COMMANDS)))
 
 
 class _TableHelp:
@@ -88,7 +97,7 @@ def build_parser(argv: Sequence[str] | None = None, *, full: bool = False) -> ar
         prog="contextlab",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=_help_format,
+        formatter_class=_HelpFormat,
     )
     from contextlab import __version__
 
@@ -115,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     parser = build_parser(words)
     args = parser.parse_args(words)
+    warnings.showwarning = _one_line_warning
     from contextlab.errors import ContextLabError
 
     try:
@@ -128,6 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     return int(code or 0)
+
+
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """Warnings in the CLI read as one line for a person, not a source location."""
+    print(f"contextlab: warning: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

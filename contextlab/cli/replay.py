@@ -5,15 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import pandas as pd
-
 from contextlab.api import replay
 from contextlab.cli.common import (
     add_host_options,
     cache_observers,
     check_output_path,
     engine_params,
-    format_table,
     host_settings,
 )
 from contextlab.host.trace import summary_json
@@ -85,7 +82,8 @@ def render_summary(summary: dict[str, Any]) -> str:
     rows.extend({"metric": label, "value": value} for label, value in cache_rows(summary))
     if summary.get("status") != "ok":
         rows.append({"metric": "status", "value": f"FAILED: {summary.get('error')}"})
-    return head + "\n" + format_table(pd.DataFrame(rows))
+    width = max(len(r["metric"]) for r in rows)
+    return "\n".join([head, *(f"  {r['metric']:<{width}}  {r['value']}" for r in rows)])
 
 
 def setup_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:

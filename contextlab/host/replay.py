@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from contextlab import clock as vclock
-from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.history import WorkingHistory
@@ -28,6 +27,7 @@ from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
+from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.tokens import (
     REPLY_PRIMING_TOKENS,
     ExactCounter,
