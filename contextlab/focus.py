@@ -35,10 +35,12 @@ _CANDIDATE = re.compile(
 def suggest_focus_topics(transcript: Transcript, limit: int = 8) -> list[str]:
     """Focus-topic suggestions: distinctive names the conversation keeps coming back to.
 
-    A candidate (file path, identifier, error name, ticket id) is scored by how many messages
-    mention it, user messages counting double; ties go to the first seen. Deterministic.
+    A candidate (file path, identifier, error name, ticket id) mentioned in at least two messages is
+    scored by how many messages mention it, user messages counting double; ties go to the first
+    seen. Deterministic.
     """
     score: Counter[str] = Counter()
+    messages_with: Counter[str] = Counter()
     first_seen: dict[str, int] = {}
     for index, message in enumerate(transcript.messages):
         text = content_text(message)
@@ -47,8 +49,9 @@ def suggest_focus_topics(transcript: Transcript, limit: int = 8) -> list[str]:
         weight = 2 if message.get("role") == "user" else 1
         for found in set(_CANDIDATE.findall(text)):
             score[found] += weight
+            messages_with[found] += 1
             first_seen.setdefault(found, index)
-    ranked = sorted((t for t, s in score.items() if s >= 2), key=lambda t: (-score[t], first_seen[t]))
+    ranked = sorted((t for t in score if messages_with[t] >= 2), key=lambda t: (-score[t], first_seen[t]))
     return ranked[:limit]
 
 
