@@ -362,7 +362,11 @@ def _mark_dips(ax: Axes, dips: list[tuple[CacheDip, str]]) -> None:
             zorder=3,
         )
         ax.scatter([], [], marker=marker, facecolors="none", edgecolors="black", label=f"dip: {cause}")
-    for dip, color in sorted(dips, key=lambda dc: -dc[0].drop)[:MAX_DIP_LABELS]:
+    deepest = sorted(dips, key=lambda dc: -dc[0].drop)
+    # Every cause gets its deepest dip labelled first, so a rare cause is not hidden by a common one.
+    firsts = list({dc[0].cause: dc for dc in reversed(deepest)}.values())
+    labelled = [*firsts, *(dc for dc in deepest if dc not in firsts)][:MAX_DIP_LABELS]
+    for dip, color in labelled:
         ax.annotate(
             dip.cause,
             (dip.request, dip.rate),

@@ -41,7 +41,7 @@ def test_history_before_turn_and_bad_turns() -> None:
     second = history_before_turn(transcript, 2)
     assert second and second[-1]["role"] in ("assistant", "tool")
     assert sum(1 for m in second if m["role"] == "user") == 2
-    with pytest.raises(ConfigError, match="has turns 0..3"):
+    with pytest.raises(ConfigError, match=r"has turns 0\.\.3"):
         history_before_turn(transcript, 4)
 
 
