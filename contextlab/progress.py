@@ -119,3 +119,36 @@ def format_seconds(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+LONG_REPLAY_REQUESTS = 200
+"""A replay of at least this many requests shows a progress bar in the CLI."""
+
+
+class ReplayProgress:
+    """A request observer that advances one bar per provider request of a replay (adds no columns).
+
+    Pass it in ``observers=``; the host calls ``bind(transcript)`` before the first request, which
+    sizes the bar, and ``summary()`` at the end, which closes it.
+    """
+
+    def __init__(self, desc: str = "replay", *, enabled: bool | None = None) -> None:
+        self.desc, self.enabled = desc, enabled
+        self._bar: ProgressBar = _NoBar()
+
+    def bind(self, transcript: Any) -> None:
+        self._bar = progress_bar(int(transcript.n_requests), self.desc, unit="request", enabled=self.enabled)
+
+    def columns(self) -> list[str]:
+        return []
+
+    def observe(self, view: Any) -> dict[str, Any]:
+        self._bar.update(1)
+        return {}
+
+    def summary(self) -> dict[str, Any]:
+        self._bar.close()
+        return {}
+
+    def clone(self) -> ReplayProgress:
+        return ReplayProgress(self.desc, enabled=self.enabled)

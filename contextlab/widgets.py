@@ -134,7 +134,10 @@ class Dashboard:
             rows=min(6, len(self.engines)),
         )
         self.provider = widgets.Dropdown(
-            options=provider_options, value=provider or NO_PROVIDER, description="cache model"
+            options=provider_options,
+            value=provider or NO_PROVIDER,
+            description="cache model",
+            style={"description_width": "initial"},
         )
         # continuous_update=False: a replay per slider tick would queue dozens of replays while dragging.
         self.threshold = widgets.FloatSlider(

@@ -51,7 +51,9 @@ for policy in sorted(POLICIES):
     )
     runs.append(result.summaries.assign(policy=policy))
 summaries = pd.concat(runs, ignore_index=True)
-print(f"{len(summaries)} runs: {summaries['policy'].nunique()} policies x 2 engines, {len(PROVIDERS)} cache models each")
+print(
+    f"{len(summaries)} runs: {summaries['policy'].nunique()} policies x 2 engines, {len(PROVIDERS)} cache models each"
+)
 
 # %% [markdown]
 # ## Hit rate and cost per provider, engine and policy

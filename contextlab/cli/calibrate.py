@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--plot {args.plot}: folder does not exist")
     options = engine_params(args.option)
     paths = _paths(args.path)
-    summary, results = calibrate_many(paths, args.provider, policy=args.policy, **options)
+    summary, results = calibrate_many(
+        paths, args.provider, progress=False if args.json else None, policy=args.policy, **options
+    )
     if len(paths) == 1 and not results:
         raise ConfigError(str(summary["error"].iloc[0]))  # one file that cannot be calibrated: a user error
     if out is not None and results:

@@ -14,6 +14,7 @@ from contextlab.cli.common import (
     host_settings,
 )
 from contextlab.host.trace import summary_json
+from contextlab.progress import LONG_REPLAY_REQUESTS, ReplayProgress
 from contextlab.transcripts import load_transcript
 
 SUMMARY_FIELDS = [
@@ -54,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     out = check_output_path(args.out)
     transcript = load_transcript(args.path, args.index)
     observers = cache_observers(args.cache, args.cache_policy)
+    if not args.json and transcript.n_requests >= LONG_REPLAY_REQUESTS:
+        observers.append(ReplayProgress(f"replay {args.engine}"))
     settings, params = host_settings(args), engine_params(args.param)
     result = replay(transcript, args.engine, settings, params=params, observers=observers)
     if out is not None:

@@ -485,6 +485,7 @@ class ReplayHost:
         result = self.runner.compress(before, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
         self._engine_ms += result.duration_ms
         outcome, reason, new = self._judge(result, before, rough_before)
+        reason = reason or engine_failure_note(self.engine)
         rough_after = self._rough_request(new) if new is not None else rough_before
         self._record_pass(trigger, focus_topic, outcome, reason, before, new, rough_before, rough_after, result)
         if new is None:
@@ -651,3 +652,12 @@ def run_replay(
         counter=counter,
     )
     return host.run()
+
+
+def engine_failure_note(engine: ContextEngine) -> str | None:
+    """Why the engine's last ``compress`` fell back or did nothing, when it says (an optional
+    ``last_failure`` attribute, e.g. the compressor's summarizer failure), for the compactions frame."""
+    failure = getattr(engine, "last_failure", None)
+    if failure is None or failure == "":
+        return None
+    return f"summarizer failed: {failure}"
