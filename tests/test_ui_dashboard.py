@@ -3,8 +3,9 @@
 Opens the committed dashboard notebook by double-clicking it in JupyterLab's file browser (no
 converted copy: the server's root holds the repository's notebooks/ files as committed), runs all
 cells, moves the threshold slider with the keyboard, and checks that the slider readout, the
-effective-threshold readout and the plot changed; saves a screenshot. Skipped when ``/usr/bin/chromium`` or pytest-playwright is missing
-(``pip install -e '.[ui-test]'`` and ``apt-get install -y chromium``); select with ``-m ui``.
+effective-threshold readout and the plot changed; saves a screenshot. Skipped when
+``/usr/bin/chromium`` or pytest-playwright is missing (``pip install -e '.[ui-test]'`` and
+``apt-get install -y chromium``); select with ``-m ui``.
 """
 
 from __future__ import annotations
