@@ -474,7 +474,8 @@ def plot_engine_comparison(
     ax.bar_label(
         bars,
         labels=[
-            _short(h) + (" (failed)" if grouped.loc[k, "failed"] else "") for h, k in zip(heights, order, strict=True)
+            (f"{h:.2f}x" if baseline is not None else _short(h)) + (" (failed)" if grouped.loc[k, "failed"] else "")
+            for h, k in zip(heights, order, strict=True)
         ],
         fontsize="small",
     )
