@@ -127,7 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(words)
     warnings.showwarning = _one_line_warning
     from contextlab.errors import ContextLabError
-
     from contextlab.transcripts.warning_lines import warning_lines
 
     try:
