@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
+from contextlab.engines.summarizers.base import (
+    FailureKind,
+    FunctionSummarizer,
+    Summarizer,
+    SummaryFailure,
+    SummaryRequest,
+)
 from contextlab.engines.summarizers.extractive import ExtractiveSummarizer
 from contextlab.engines.summarizers.template import (
     ENGINES_TEMPLATE,
@@ -13,6 +19,7 @@ from contextlab.engines.summarizers.template import (
 )
 
 __all__ = [
+    "FunctionSummarizer",
     "ENGINES_TEMPLATE",
     "FALLBACK_TEMPLATE",
     "HOST_TEMPLATE",
