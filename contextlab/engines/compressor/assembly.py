@@ -206,25 +206,35 @@ def strip_handoff_row(message: Message) -> Message | None:
 
 
 def sanitize_tool_pairs(messages: list[Message]) -> list[Message]:
-    """Drop tool results whose call is gone; strip calls whose result is gone (no stubs injected)."""
-    called: set[str] = set()
-    answered: set[str] = set()
-    for m in messages:
-        for call in tool_calls(m):
-            called.add(str(call.get("id") or ""))
-        if m.get("role") == "tool":
-            answered.add(str(m.get("tool_call_id") or ""))
+    """Drop tool results whose call is gone; strip calls whose result is gone (no stubs injected).
+
+    Pairing is judged per tool group (an assistant's calls and the tool rows right after it) rather
+    than by id over the whole list as upstream does: identical when ids are unique, and still valid
+    when a transcript reuses call ids (``docs/compressor.md``).
+    """
     # In-flight protection: the last non-tool row, when it is an assistant, may still be waiting for
-    # its results, so its calls are kept verbatim (upstream ``_sanitize_tool_pairs``).
+    # its results, so its calls are kept verbatim (upstream ``_sanitize_tool_pairs``, #79278).
     last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") != "tool"), -1)
     inflight = messages[last] if last >= 0 and messages[last].get("role") == "assistant" else None
-    out: list[Message] = []
-    for m in messages:
+    answered_by_group: dict[int, set[str]] = {}
+    owner = -1
+    for i, m in enumerate(messages):
         if m.get("role") == "tool":
-            if str(m.get("tool_call_id") or "") in called:
+            if owner >= 0:
+                answered_by_group[owner].add(str(m.get("tool_call_id") or ""))
+            continue
+        owner = i if tool_calls(m) else -1
+        if owner >= 0:
+            answered_by_group[owner] = set()
+    out: list[Message] = []
+    live_ids: set[str] = set()
+    for i, m in enumerate(messages):
+        if m.get("role") == "tool":
+            if str(m.get("tool_call_id") or "") in live_ids:
                 out.append(m)
             continue
         calls = tool_calls(m)
+        answered = answered_by_group.get(i, set())
         if calls and m is not inflight and any(str(c.get("id") or "") not in answered for c in calls):
             live = [c for c in calls if str(c.get("id") or "") in answered]
             m = {k: v for k, v in m.items() if k != "tool_calls"}
@@ -232,6 +242,8 @@ def sanitize_tool_pairs(messages: list[Message]) -> list[Message]:
                 m["tool_calls"] = live
             elif not content_text(m).strip():
                 m["content"] = TOOL_CALL_REMOVED
+            calls = live
+        live_ids = {str(c.get("id") or "") for c in calls}
         out.append(m)
     return out
 

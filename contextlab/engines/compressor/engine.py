@@ -431,10 +431,17 @@ class CompressorEngine(ContextEngine):
         out = assembly.strip_old_images(out)
         out = assembly.strip_persisted_flags(out)
 
-        self.thrash.fallback_streak = self.thrash.fallback_streak + 1 if self._last_fallback_used else 0
-        self.thrash.clear_structural()  # a completed boundary proves compressibility
         before = self._rough.messages(messages)
         after = self._rough.messages(out)
+        if after > before:
+            # Upstream's compaction wrapper refuses a result that would grow the transcript and
+            # records one ineffective strike (``record_rejected_compaction``); nothing is committed.
+            self.compression_count -= 1
+            self._previous_summary = rollback
+            self.thrash.strike()
+            return messages
+        self.thrash.fallback_streak = self.thrash.fallback_streak + 1 if self._last_fallback_used else 0
+        self.thrash.clear_structural()  # a completed boundary proves compressibility
         self.last_savings_percent = 100.0 * (before - after) / before if before else 0.0
         self._compression_rough_baseline = after
         self._verify_compaction_cleared_threshold = True
