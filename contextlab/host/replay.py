@@ -23,10 +23,10 @@ from contextlab.host.history import WorkingHistory
 from contextlab.host.memo import MessageMemo
 from contextlab.host.observers import RequestObserver, RequestView
 from contextlab.host.request import AssembledRequest, RequestAssembler
-from contextlab.host.usage_model import reported_prompt_tokens
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
+from contextlab.host.usage_model import reported_prompt_tokens
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
 from contextlab.tokens import (
     REPLY_PRIMING_TOKENS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -23,7 +23,7 @@ class Recorder(ContextEngine):
     """Records every usage dict the host reports (never compresses)."""
 
     threshold_tokens = 10**9
-    seen: list[int] = []
+    seen: ClassVar[list[int]] = []
 
     @property
     def name(self) -> str:
@@ -41,7 +41,9 @@ class Recorder(ContextEngine):
 
 def run(model: str, transcript: Any = SHORT) -> tuple[list[int], Any]:
     Recorder.seen = []
-    result = contextlab.replay(transcript, Recorder, HostSettings(context_length=200_000, usage_model=model), probes=False)
+    result = contextlab.replay(
+        transcript, Recorder, HostSettings(context_length=200_000, usage_model=model), probes=False
+    )
     assert result.status == "ok", result.error
     return list(Recorder.seen), result.trace
 

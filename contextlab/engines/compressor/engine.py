@@ -18,7 +18,6 @@ from contextlab.engine import ContextEngine, Message, match_model_threshold
 from contextlab.engines.compressor import assembly, boundaries, budgets, inflight, lean, pruning
 from contextlab.engines.compressor.antithrash import AntiThrash
 from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
-from contextlab.engines.summarizers.prompt import build_prompt
 from contextlab.engines.summarizers.extractive import (
     NO_USER_TURNS,
     ExtractiveSummarizer,
@@ -28,6 +27,7 @@ from contextlab.engines.summarizers.extractive import (
     render,
     task_snapshot,
 )
+from contextlab.engines.summarizers.prompt import build_prompt
 from contextlab.engines.summarizers.redact import redact
 from contextlab.engines.summarizers.template import FALLBACK_TEMPLATE, HOST_TEMPLATE, SummaryTemplate
 from contextlab.engines.tooltext import one_line

@@ -51,8 +51,16 @@ def reappend(compressed: list[Message], task: Message | None) -> list[Message]:
         row = out[carrier]
         content = row.get("content")
         addition = f"\n\n{texts.INFLIGHT_HEADER}\n{body}"
-        new_content: object = [*content, {"type": "text", "text": addition}] if isinstance(content, list) else f"{content or ''}{addition}"
-        out[carrier] = {**{k: v for k, v in row.items() if k != "api_content"}, "content": new_content, MERGED_KEY: True}
+        new_content: object = (
+            [*content, {"type": "text", "text": addition}]
+            if isinstance(content, list)
+            else f"{content or ''}{addition}"
+        )
+        out[carrier] = {
+            **{k: v for k, v in row.items() if k != "api_content"},
+            "content": new_content,
+            MERGED_KEY: True,
+        }
         return out
     if task.get(MERGED_KEY):
         replay: Message = {"role": "user", "content": body}

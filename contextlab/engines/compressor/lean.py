@@ -135,11 +135,10 @@ def recovery_footer(session_id: str, region_len: int) -> str:
 
 def augment(summary: str, turns: list[Message], session_id: str) -> str:
     """Append the three lean sections that the summary does not already carry."""
-    for heading, build in (
-        (texts.text("lean_anchor_heading"), lambda: redact(anchor_index(turns))),
-        (texts.text("lean_user_heading"), lambda: redact(verbatim_users(turns))),
-        (texts.text("lean_recovery_heading"), lambda: recovery_footer(session_id, len(turns))),
-    ):
-        if heading not in summary:
-            summary += build()
+    if texts.text("lean_anchor_heading") not in summary:
+        summary += redact(anchor_index(turns))
+    if texts.text("lean_user_heading") not in summary:
+        summary += redact(verbatim_users(turns))
+    if texts.text("lean_recovery_heading") not in summary:
+        summary += recovery_footer(session_id, len(turns))
     return summary

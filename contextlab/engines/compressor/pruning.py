@@ -105,7 +105,9 @@ def _summarized(message: Message, calls: dict[str, tuple[str, str]], min_chars: 
         if not any(isinstance(p, dict) and p.get("type") in _IMAGE_TYPES for p in content):
             return None
         parts = [
-            {"type": "text", "text": SCREENSHOT_PLACEHOLDER} if isinstance(p, dict) and p.get("type") in _IMAGE_TYPES else p
+            {"type": "text", "text": SCREENSHOT_PLACEHOLDER}
+            if isinstance(p, dict) and p.get("type") in _IMAGE_TYPES
+            else p
             for p in content
         ]
         return {**message, "content": parts}
@@ -129,7 +131,9 @@ def protected_skills(messages: list[Message], boundary: int) -> set[str]:
     recent = max(0, total - SKILL_RECENT_WINDOW)
     tail = max(0, boundary)
     tail_users = [
-        str(m["content"]).lower() for m in messages[tail:] if m.get("role") == "user" and isinstance(m.get("content"), str)
+        str(m["content"]).lower()
+        for m in messages[tail:]
+        if m.get("role") == "user" and isinstance(m.get("content"), str)
     ]
     found: set[str] = set()
     for i, message in enumerate(messages):
@@ -143,7 +147,11 @@ def protected_skills(messages: list[Message], boundary: int) -> set[str]:
                 skill = json.loads(fn.get("arguments") or "{}").get("name", "")
             except (ValueError, TypeError, AttributeError):
                 continue
-            if isinstance(skill, str) and skill and (i >= min(recent, tail) or any(skill.lower() in t for t in tail_users)):
+            if (
+                isinstance(skill, str)
+                and skill
+                and (i >= min(recent, tail) or any(skill.lower() in t for t in tail_users))
+            ):
                 found.add(skill.lower())
     return found
 
@@ -168,9 +176,7 @@ def summarize_old_results(messages: list[Message], end: int, min_chars: int) -> 
 
 def _cut_leaf(value: str) -> str:
     """A long string leaf: its head plus upstream's self-describing marker, only when that is shorter."""
-    if len(value) <= ARG_LEAF_CHARS or (
-        value.startswith(ARG_MARKER_PREFIX, ARG_LEAF_CHARS) and value.endswith("⟫")
-    ):
+    if len(value) <= ARG_LEAF_CHARS or (value.startswith(ARG_MARKER_PREFIX, ARG_LEAF_CHARS) and value.endswith("⟫")):
         return value
     marker = texts.ARG_TRUNCATION.format(omitted=len(value) - ARG_LEAF_CHARS, total=len(value))
     if ARG_LEAF_CHARS + len(marker) >= len(value):

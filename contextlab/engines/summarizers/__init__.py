@@ -19,12 +19,12 @@ from contextlab.engines.summarizers.template import (
 )
 
 __all__ = [
-    "FunctionSummarizer",
     "ENGINES_TEMPLATE",
     "FALLBACK_TEMPLATE",
     "HOST_TEMPLATE",
     "ExtractiveSummarizer",
     "FailureKind",
+    "FunctionSummarizer",
     "SectionSpec",
     "Summarizer",
     "SummaryFailure",

@@ -9,8 +9,8 @@ onto the host's failure handling (abort, cooldown, deterministic fallback).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from contextlab.engine import Message

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the host's prompt lines are kept verbatim: they are the bytes it sends)
 """The exact summarisation prompt the host sends (upstream ``_build_summary_prompt``,
 ``_summary_template_sections``, ``_serialize_records_for_summary``; see ``docs/compressor.md``).
 

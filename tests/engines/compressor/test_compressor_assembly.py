@@ -51,8 +51,12 @@ def test_forced_merge_prepends_summary_and_end_marker() -> None:
     assert merged["message_uid"] == "u1" and "api_content" not in merged
     assert merged["_compressed_summary"] is True
     assert asm.unwrap_handoff(merged) == asm.Unwrapped("BODY", "latest ask")
-    assert asm.strip_handoff_row(merged) == {"role": "user", "content": "latest ask", "message_uid": "u1",
-                                             "_compressed_summary_has_user_turn": True}
+    assert asm.strip_handoff_row(merged) == {
+        "role": "user",
+        "content": "latest ask",
+        "message_uid": "u1",
+        "_compressed_summary_has_user_turn": True,
+    }
 
 
 def test_prior_context_merge() -> None:

@@ -61,7 +61,10 @@ def test_argument_truncation_is_not_a_pruned_row() -> None:
     calls = [call(f"w{i}", "write_file", path=f"f{i}.py", content="x" * 2_000) for i in range(3)]
     history: list[dict[str, object]] = [{"role": "user", "content": "write them"}]
     for i, c in enumerate(calls):
-        history += [{"role": "assistant", "content": None, "tool_calls": [c]}, {"role": "tool", "tool_call_id": f"w{i}", "content": "ok"}]
+        history += [
+            {"role": "assistant", "content": None, "tool_calls": [c]},
+            {"role": "tool", "tool_call_id": f"w{i}", "content": "ok"},
+        ]
     history += [{"role": "user", "content": "thanks"}]
     result = pruning.prune_tool_outputs(history, protect_tail_count=1, protect_tail_tokens=None)
     assert result.pruned == 0 and result.saved_tokens > 0
@@ -75,7 +78,10 @@ def test_one_line_summaries_use_upstream_formats() -> None:
     assert ts.summarize("terminal", json.dumps({"command": long_cmd}), '{"exit_code": 1}\nfail') == (
         f"[terminal] ran `{long_cmd[:77]}...` -> exit 1, 2 lines output"
     )
-    assert ts.summarize("read_file", '{"path": "a.py"}', "x" * 12_345) == "[read_file] read a.py from line 1 (12,345 chars)"
+    assert (
+        ts.summarize("read_file", '{"path": "a.py"}', "x" * 12_345)
+        == "[read_file] read a.py from line 1 (12,345 chars)"
+    )
     assert ts.summarize("web_search", '{"query": "q"}', "y" * 1_500) == "[web_search] query='q' (1,500 chars result)"
     body = ts.summarize("skill_view", '{"name": "deploy"}', "z" * 6_000)
     assert body == "[skill_view] name=deploy (6,000 chars) " + texts.SKILL_PRUNED.format(skill="deploy")
@@ -89,7 +95,9 @@ def test_recently_loaded_skill_body_survives_pass_two() -> None:
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [{"id": "s1", "type": "function", "function": {"name": "skill_view", "arguments": '{"name": "deploy"}'}}],
+            "tool_calls": [
+                {"id": "s1", "type": "function", "function": {"name": "skill_view", "arguments": '{"name": "deploy"}'}}
+            ],
         },
         {"role": "tool", "tool_call_id": "s1", "content": "step " * 2_000},
     ]
@@ -195,7 +203,12 @@ def test_summarizer_receives_the_hosts_exact_prompt_with_section_headings() -> N
     out = e.compress(big_turns(40, 4_000))
     (request,) = seen
     assert request.prompt.startswith("You are a summarization agent creating a context checkpoint.")
-    for heading in ("## Historical Task Snapshot", "## Completed Actions", "## Errors & Fixes", "## Detailed Session Log (oldest first)"):
+    for heading in (
+        "## Historical Task Snapshot",
+        "## Completed Actions",
+        "## Errors & Fixes",
+        "## Detailed Session Log (oldest first)",
+    ):
         assert heading in request.prompt
     assert "TURNS TO SUMMARIZE:\n[USER]: Task 3:" in request.prompt or "TURNS TO SUMMARIZE:\n[" in request.prompt
     assert request.turns and "fake" in str(next(m for m in out if assembly.is_handoff(m))["content"])
