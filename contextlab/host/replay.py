@@ -563,8 +563,9 @@ class ReplayHost:
     ) -> None:
         summary_tokens = 0
         if new is not None:
-            old_keys = {freeze(m) for m in before}
-            fresh = [m for m in new if freeze(m) not in old_keys]
+            # Compared as sent: metadata keys a compaction adds (``_compaction_tail``) are not new content.
+            old_keys = {freeze(self.memo.wire(m)) for m in before}
+            fresh = [m for m in new if freeze(self.memo.wire(m)) not in old_keys]
             summary_tokens = sum(self.memo.exact(self.memo.wire(m)) for m in fresh)
         self.compaction_rows.append(
             {
