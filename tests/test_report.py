@@ -36,7 +36,7 @@ def test_report_is_self_contained_and_complete(sweep) -> None:
     assert text.startswith("<!DOCTYPE html>") and "<title>My &lt;sweep&gt;</title>" in text
     assert "src='http" not in text and "<script" not in text
     images = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", text)
-    assert len(images) == 1 + 2  # engine comparison + one figure per transcript
+    assert len(images) == 1 + 2 + 1  # engine comparison + one figure per transcript + break timeline
     assert all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
     assert "<h3>t&lt;0&gt;</h3>" in text  # transcript ids are escaped
     assert "Failed runs" in text and "boom in should_compress" in text
@@ -100,5 +100,5 @@ def test_cache_columns_give_hit_rate_and_cost(tmp_path) -> None:
     table = engine_table(result.summaries)
     assert table["cache_hit_rate"].tolist() == pytest.approx(result.summaries["cache_hit_rate"].tolist(), abs=1e-4)
     text = build_report(result.trace, result.compactions, result.summaries)
-    assert len(re.findall(r"data:image/png;base64,", text)) == 1 + 1 + 1  # tokens bars, cost bars, transcript
+    assert len(re.findall(r"data:image/png;base64,", text)) == 1 + 1 + 1 + 1  # tokens, cost, transcript, breaks
     assert "cache_hit_rate" in text and "cost_usd" in text
