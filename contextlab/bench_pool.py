@@ -45,7 +45,11 @@ def _worker_main(conn: Connection, shared_blob: bytes) -> None:
             return
         if job is None:
             return
+        conn.send_bytes(_STARTED)  # the run timeout counts from here, not from a slow process start
         conn.send_bytes(pickle.dumps(run_cell(job), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+_STARTED = b"started"
 
 
 @dataclass
@@ -136,15 +140,18 @@ class LocalPool:
     def _collect(self, worker: _Worker, on_done: OnDone, on_lost: OnLost) -> None:
         job = worker.job
         assert job is not None
-        if worker.conn.poll():
+        while worker.conn.poll():
             try:
-                outcome: Outcome = pickle.loads(worker.conn.recv_bytes())
+                message = worker.conn.recv_bytes()
             except (EOFError, OSError):
-                pass  # the pipe closed: the process died; reported below
-            else:
-                worker.job = None
-                on_done(outcome)
-                return
+                break  # the pipe closed: the process died; reported below
+            if message == _STARTED:
+                worker.started = time.monotonic()
+                continue
+            outcome: Outcome = pickle.loads(message)
+            worker.job = None
+            on_done(outcome)
+            return
         if not worker.process.is_alive():
             worker.process.join(timeout=5)
             reason = f"worker process died while running this cell: {describe_exit(worker.process.exitcode)}"

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from contextlab import ConfigError
-from contextlab.bench import BenchResult, bench, expand_grid
+from contextlab.bench import bench, expand_grid
 from contextlab.host.trace import TIMING_COLUMNS
 from contextlab.tokens import ExactCounter
 from tests.bench_engines import ExitOnSessionEngine, SleepForeverEngine
@@ -137,7 +137,7 @@ def test_grid_keys_are_checked_before_anything_runs(transcripts) -> None:
     # passthrough does not take ``keep``: an error up front naming the engine, not a table of failed runs
     with pytest.raises(
         ConfigError,
-        match=r"--grid keep: engine 'passthrough' takes no parameter 'keep'.*sliding_window\.keep|SlidingWindowEngine\.keep",
+        match=r"--grid keep: engine 'passthrough' takes no parameter 'keep'.*e\.g\. SlidingWindowEngine\.keep",
     ):
         bench(transcripts, [SlidingWindowEngine, "passthrough"], {"keep": [2, 8]}, progress=False)
     with pytest.raises(ConfigError, match=r"takes no parameter 'threshold_percen'; did you mean 'threshold_percent'\?"):
@@ -212,3 +212,47 @@ def test_real_transcripts(shared_transcripts) -> None:
     result = bench([path], ["passthrough"], progress=False)
     assert len(result.summaries) == 200 and (result.summaries["status"] == "ok").all()
     assert result.trace["prompt_tokens"].gt(0).all()
+
+
+def test_resume_skips_finished_cells_and_survives_an_interrupt(transcripts, tmp_path, monkeypatch) -> None:
+    import contextlab.bench_cells as cells
+
+    real = cells.run_cell
+    calls: list[int] = []
+
+    def interrupted_after_two(job):  # Ctrl-C arrives while the third cell runs
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(job.index)
+        return real(job)
+
+    monkeypatch.setattr("contextlab.bench.run_cell", interrupted_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        bench(transcripts, ["passthrough", SlidingWindowEngine], {"threshold_percent": [0.5]}, out=tmp_path)
+    stored = sorted((tmp_path / "cells").iterdir())
+    assert len(stored) == 2 and not [p for p in stored if p.name.endswith(".tmp")]
+    monkeypatch.setattr("contextlab.bench.run_cell", real)
+    resumed = bench(
+        transcripts, ["passthrough", SlidingWindowEngine], {"threshold_percent": [0.5]}, out=tmp_path, progress=False
+    )
+    fresh = bench(transcripts, ["passthrough", SlidingWindowEngine], {"threshold_percent": [0.5]}, progress=False)
+    assert resumed.reused == 2 and fresh.reused == 0
+    pd.testing.assert_frame_equal(_untimed(resumed.trace), _untimed(fresh.trace))
+    pd.testing.assert_frame_equal(_untimed(resumed.summaries), _untimed(fresh.summaries))
+    # other settings are other cells: nothing reused
+    other = bench(transcripts, ["passthrough"], {"threshold_percent": [0.6]}, out=tmp_path, progress=False)
+    assert other.reused == 0
+
+
+def test_parquet_keeps_a_declared_schema_and_lists(transcripts, tmp_path) -> None:
+    result = bench(transcripts[:1], ["passthrough"], progress=False)
+    result.trace["tags"] = [["a", "b"]] * len(result.trace)  # a list column another observer might add
+    paths = result.write(tmp_path, "parquet")
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(paths["trace"])
+    assert str(schema.field("compress_trigger").type) == "string"  # all empty, still a string column
+    assert str(schema.field("prompt_tokens").type) == "int64" and str(schema.field("tags").type).startswith("list<")
+    assert list(pd.read_parquet(paths["trace"])["tags"].iloc[0]) == ["a", "b"]
+    csv = result.write(tmp_path, "csv")
+    assert pd.read_csv(csv["trace"])["tags"].iloc[0] == '["a", "b"]'  # JSON in CSV
