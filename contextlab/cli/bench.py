@@ -182,15 +182,13 @@ def render_table(summaries: pd.DataFrame, by: str = "engine", width: int = TABLE
         shown[key] = [str(v) for v in table[key]]
     shown["params"] = varying_params(shown["params"])
     for column, header, kind in COLUMNS:
-        unpriced = column == "cost_usd" and (
-            column not in summaries.columns or pd.to_numeric(summaries[column], errors="coerce").isna().all()
-        )
+        if column not in table.columns:
+            continue
+        unpriced = column == "cost_usd" and bool(pd.to_numeric(summaries[column], errors="coerce").isna().all())
         # Columns that say nothing in this table are left out, so names keep their room.
-        silent = column in ("failed", "violations") and column in table.columns and not table[column].any()
-        silent = silent or (
-            column == "runs" and by == "transcript" and column in table.columns and (table[column] == 1).all()
-        )
-        if column in table.columns and not unpriced and not silent:
+        silent = column in ("failed", "violations") and not bool(table[column].any())
+        silent = silent or (column == "runs" and by == "transcript" and bool((table[column] == 1).all()))
+        if not unpriced and not silent:
             shown[header] = [_cell(v, kind) for v in table[column]]
     frame = pd.DataFrame(shown)
     # Cut the widest name column until the table fits.
