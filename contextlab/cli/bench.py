@@ -208,7 +208,8 @@ def varying_params(labels: list[str]) -> list[str]:
     """Parameter labels with the parts every row shares left out (``-`` when nothing varies)."""
     parts = [label.split(",") for label in labels]
     common = set.intersection(*(set(p) for p in parts)) if len(parts) > 1 else set()
-    return [",".join(p for p in row if p not in common) or "-" for row in parts]
+    varying = [",".join(p for p in row if p not in common) or "-" for row in parts]
+    return labels if all(v == "-" for v in varying) else varying  # one setting for all: show it
 
 
 def _cell(value: Any, kind: str) -> str:
