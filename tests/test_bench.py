@@ -97,10 +97,11 @@ def test_a_process_exit_on_one_transcript_of_six(delay_s) -> None:
 
 def test_a_run_that_never_returns_is_stopped_by_the_timeout(transcripts) -> None:
     started = time.monotonic()
-    result = bench(transcripts, [SleepForeverEngine, "passthrough"], workers=1, run_timeout=3, progress=False)
-    assert time.monotonic() - started < 30
+    # generous for a loaded machine: the replays that must finish take well under a second when idle
+    result = bench(transcripts, [SleepForeverEngine, "passthrough"], workers=1, run_timeout=8, progress=False)
+    assert time.monotonic() - started < 120
     assert result.summaries["status"].tolist() == ["timeout", "ok", "timeout", "ok"]
-    assert result.summaries["error"].iloc[0] == "stopped after the run timeout of 3 s"
+    assert result.summaries["error"].iloc[0] == "stopped after the run timeout of 8 s"
 
 
 def test_engines_from_a_notebook_cell_run_in_workers(transcripts) -> None:
