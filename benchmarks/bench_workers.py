@@ -35,6 +35,12 @@ def _peak_mb(who: int) -> float:
     return resource.getrusage(who).ru_maxrss * scale / 1e6
 
 
+def _cpu_s() -> float:
+    """CPU seconds used so far by this process and its finished children (the pool's workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -49,11 +55,11 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     rows, per_engine, reference, baseline = [], None, None, 0.0
     for workers in (1, args.workers):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), _cpu_s()
         result = bench(
             transcripts, config.engines, config.grid, settings=settings, observers=observers, workers=workers
         )
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, _cpu_s() - cpu_started
         assert (result.summaries["status"] == "ok").all(), result.failed[["engine", "error"]]
         baseline = baseline or wall
         if reference is None:
@@ -75,6 +81,8 @@ def main() -> None:
                 "runs": runs,
                 "requests": len(result.trace),
                 "wall_s": round(wall, 1),
+                # what the run would take with its cores to itself (a loaded machine inflates wall_s)
+                "cpu_s": round(cpu, 1),
                 "runs_per_s": round(runs / wall, 2),
                 "speedup_vs_1": round(baseline / wall, 2),
                 "peak_mb_per_worker": round(peak),
