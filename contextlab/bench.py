@@ -12,7 +12,6 @@ re-run skips them. Design: ``docs/bench.md``.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -282,13 +281,11 @@ def _assemble(outcomes: list[Outcome], reused: int) -> BenchResult:
 
 
 def _progress_bar(total: int, progress: bool | None) -> Callable[..., None]:
-    """A ``bar(n, close=False)`` callable: a tqdm.auto bar with an ETA, or a no-op when off."""
-    enabled = progress if progress is not None else not _env_disabled()
-    if not enabled or total == 0:
-        return _no_bar
-    from tqdm.auto import tqdm
+    """A ``bar(n, close=False)`` callable over :func:`contextlab.progress.progress_bar` (tqdm.auto
+    when installed, else the core install's text bar with an ETA)."""
+    from contextlab.progress import progress_bar
 
-    handle = tqdm(total=total, desc="bench", unit="run", disable=False)
+    handle = progress_bar(total, "bench", unit="run", enabled=progress)
 
     def update(n: int, close: bool = False) -> None:
         if n:
@@ -297,11 +294,3 @@ def _progress_bar(total: int, progress: bool | None) -> Callable[..., None]:
             handle.close()
 
     return update
-
-
-def _no_bar(n: int, close: bool = False) -> None:
-    return None
-
-
-def _env_disabled() -> bool:
-    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no")
