@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 import pandas as pd
@@ -163,21 +163,17 @@ def transcript_weight(transcript: Transcript) -> int:
 
 def transcript_digest(transcript: Transcript) -> str:
     """sha256 of everything a replay reads from a transcript (so an edited file is a new cell)."""
-    payload = {
-        "id": transcript.transcript_id,
-        "messages": transcript.messages,
-        "system": transcript.system_prompt,
-        "tools": transcript.tools,
-        "usage": {
-            str(k): [v.prompt_tokens, v.completion_tokens, v.cache_read_tokens] for k, v in transcript.usage.items()
-        },
-        "timestamps": {str(k): v for k, v in transcript.timestamps.items()},
-        "events": [asdict(e) for e in transcript.events],
-        "facts": [asdict(f) for f in transcript.facts],
-        "model": transcript.model,
-    }
-    text = json.dumps(payload, sort_keys=True, default=repr, ensure_ascii=False)
+    # Every field, so fields added to Transcript later (host events, ...) are covered too.
+    payload = {f.name: getattr(transcript, f.name) for f in fields(transcript)}
+    text = json.dumps(payload, sort_keys=True, default=_plain, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """JSON fallback for the digest: dataclasses as dicts (recorded usage, events, facts), else repr."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return repr(value)
 
 
 def engine_identity(spec: EngineSpec) -> str:
