@@ -16,7 +16,7 @@ from contextlab.cli.common import (
     format_table,
     host_settings,
 )
-from contextlab.host.trace import summary_json
+from contextlab.host.trace import HOST_LOOP_COUNTS, summary_json
 from contextlab.transcripts import load_transcript
 
 SUMMARY_FIELDS = [
@@ -82,6 +82,9 @@ def render_summary(summary: dict[str, Any]) -> str:
             value = summary[key]
             shown = f"${value:,.4f}" if key == "cost_usd" else f"{value:.1%}"
             rows.append({"metric": key.replace("_", " "), "value": shown})
+    for key in HOST_LOOP_COUNTS:  # shown only when something happened (docs/host-loop.md)
+        if summary.get(key):
+            rows.append({"metric": key.replace("_", " "), "value": f"{summary[key]:,}"})
     if summary.get("status") != "ok":
         rows.append({"metric": "status", "value": f"FAILED: {summary.get('error')}"})
     return head + "\n" + format_table(pd.DataFrame(rows))

@@ -144,6 +144,18 @@ def summarize(
     return summary
 
 
+HOST_LOOP_COUNTS: tuple[str, ...] = (
+    "invalid_results",
+    "compression_timeouts",
+    "requests_not_sent",
+    "retries",
+    "responses_without_usage",
+    "engine_tool_results",
+    "session_boundaries",
+)
+"""Summary keys of :func:`host_loop_counts`."""
+
+
 def host_loop_counts(trace: pd.DataFrame, compactions: pd.DataFrame) -> dict[str, int]:
     """Summary counts of the host-loop semantics (``docs/host-loop.md``); traces written before these
     columns existed count as zero."""
