@@ -88,4 +88,6 @@ class HostSettings:
             parts.append(f"pct={self.threshold_percent:g}")
         if self.fixed_overhead_tokens:
             parts.append(f"overhead={self.fixed_overhead_tokens}")
+        if self.engine_tools != "recorded":
+            parts.append(f"engine_tools={self.engine_tools}")
         return ",".join(parts)

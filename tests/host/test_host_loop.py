@@ -128,7 +128,7 @@ def test_a_pre_api_timeout_ends_the_turn_without_sending_and_later_passes_still_
     # small, so the turn-start gate never fires and each turn's first request compresses pre-API.
     engine = HangingEngine(threshold_tokens=4_000, hang=POOL_WORKERS + 2)
     engine.protect_last_n = 1_000
-    result = run(engine, conversation(POOL_WORKERS + 4), compress_timeout_s=0.05, fixed_overhead_tokens=5_000)
+    result = run(engine, conversation(POOL_WORKERS + 4), compress_timeout_s=0.5, fixed_overhead_tokens=5_000)
     engine = result.engine
     trace = result.trace
     timed_out = result.compactions[result.compactions["outcome"] == "timeout"]
@@ -158,7 +158,7 @@ def test_a_pre_api_timeout_ends_the_turn_without_sending_and_later_passes_still_
 def test_a_turn_start_timeout_sends_a_request_that_fits_the_window() -> None:
     engine = HangingEngine(threshold_tokens=500, hang=1, fires=1, arm_after_turns=2)
     engine.protect_last_n = 0
-    result = run(engine, conversation(4), compress_timeout_s=0.05)
+    result = run(engine, conversation(4), compress_timeout_s=0.5)
     passes = result.compactions
     assert passes.iloc[0]["trigger"] == "preflight" and passes.iloc[0]["outcome"] == "timeout"
     assert result.trace["sent"].all()
@@ -168,7 +168,7 @@ def test_a_turn_start_timeout_sends_a_request_that_fits_the_window() -> None:
 def test_a_turn_start_timeout_fails_closed_when_the_request_exceeds_the_window() -> None:
     engine = HangingEngine(threshold_tokens=900, hang=1, fires=1, arm_after_turns=2)
     engine.protect_last_n = 0
-    result = run(engine, conversation(6, tool_chars=1_500), compress_timeout_s=0.05, context_length=2_620)
+    result = run(engine, conversation(6, tool_chars=1_500), compress_timeout_s=0.5, context_length=2_620)
     first_timeout = result.compactions[result.compactions["outcome"] == "timeout"].iloc[0]
     assert first_timeout["trigger"] == "preflight"
     turn = int(first_timeout["turn"])
