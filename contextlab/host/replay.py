@@ -29,6 +29,7 @@ from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
+from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.tokens import (
     REPLY_PRIMING_TOKENS,
     ExactCounter,
@@ -115,6 +116,7 @@ class ReplayHost:
         self.rows: list[dict[str, Any]] = []
         self.compaction_rows: list[dict[str, Any]] = []
         self.warnings: list[str] = []
+        self.threshold_note: str | None = None
 
     @property
     def history(self) -> list[Message]:
@@ -146,12 +148,27 @@ class ReplayHost:
             "model": self.model,
             "context_length": self.settings.context_length,
             "threshold_tokens": int(self.engine.threshold_tokens),
+            "threshold_percent": self.settings.threshold_percent,
+            "threshold_note": self.threshold_note or "",
             "status": status,
             "error": error,
         }
         summary = summarize(trace, compactions, base, extra)
         summary["wall_s"] = time.perf_counter() - started
         return ReplayResult(trace, compactions, summary, status, error, self.warnings, self.engine)
+
+    def _note_threshold(self) -> None:
+        """Say once when ``threshold_percent`` did not give percent x window (docs/notebooks.md)."""
+        note = threshold_note(
+            self._labels["engine"],
+            self.settings.threshold_percent,
+            self.settings.context_length,
+            int(self.engine.threshold_tokens),
+        )
+        if note:
+            self.threshold_note = note
+            self.warnings.append(note)
+            warn_clamped_once(note)
 
     def _start_session(self) -> None:
         for observer in self.observers:
@@ -164,6 +181,7 @@ class ReplayHost:
         if settings.model_thresholds:
             engine.model_thresholds = dict(settings.model_thresholds)  # type: ignore[attr-defined]
         self._required("update_model", self.model, settings.context_length, "", "", settings.provider, "")
+        self._note_threshold()
         if self._session_hooks:
             self._call_optional(
                 "on_session_start",
@@ -640,6 +658,7 @@ class ReplayHost:
         outcome, reason, new = self._judge(result, before, rough_before)
         self._last_outcome = outcome
         self._row_invalid += outcome == "invalid"
+        reason = reason or engine_failure_note(self.engine)
         rough_after = self._rough_request(new) if new is not None else rough_before
         self._record_pass(trigger, focus_topic, outcome, reason, before, new, rough_before, rough_after, result)
         if new is None:
@@ -807,3 +826,12 @@ def run_replay(
         counter=counter,
     )
     return host.run()
+
+
+def engine_failure_note(engine: ContextEngine) -> str | None:
+    """Why the engine's last ``compress`` fell back or did nothing, when it says (an optional
+    ``last_failure`` attribute, e.g. the compressor's summarizer failure), for the compactions frame."""
+    failure = getattr(engine, "last_failure", None)
+    if failure is None or failure == "":
+        return None
+    return f"summarizer failed: {failure}"
