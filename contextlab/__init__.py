@@ -10,6 +10,7 @@ says why.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from contextlab.compat import install_agent_shim
@@ -76,6 +77,10 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
+        # ``import contextlab; contextlab.plugins.add_plugin_path(...)`` worked when the package was
+        # eager; a submodule is still reachable as an attribute, imported on first use.
+        if not name.startswith("_") and importlib.util.find_spec(f"contextlab.{name}") is not None:
+            return importlib.import_module(f"contextlab.{name}")
         raise AttributeError(f"module 'contextlab' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later accesses skip this function

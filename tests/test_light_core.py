@@ -103,3 +103,10 @@ def test_all_lists_exactly_the_lazy_names() -> None:
     import contextlab
 
     assert sorted(contextlab.__all__) == sorted(["__version__", *contextlab._LAZY])
+
+
+def test_submodules_stay_reachable_as_attributes() -> None:
+    import contextlab
+
+    assert contextlab.plugins.list_engines  # type: ignore[attr-defined]
+    assert contextlab.cache.CacheObserver is contextlab.CacheObserver  # type: ignore[attr-defined]

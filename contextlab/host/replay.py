@@ -28,6 +28,7 @@ from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
+from contextlab.host.usage_model import reported_prompt_tokens
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
 from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.tokens import (
@@ -104,6 +105,7 @@ class ReplayHost:
         self._attempts = 0
         self._turn_index = 0
         self._rough_fixed = 0
+        self._rewritten = False
         self._request_index = 0
         self._row_triggers: list[str] = []
         self._row_pruned = False
@@ -489,30 +491,39 @@ class ReplayHost:
         )
         for observer in self.observers:
             row.update(observer.observe(view))
-        usage = self._usage(prompt, completion, row, recorded.reasoning_tokens if recorded else 0)
+        reported = reported_prompt_tokens(
+            self.settings.usage_model,
+            exact=prompt,
+            rough=rough,
+            recorded=recorded.prompt_tokens if recorded else None,
+            rewritten=self._rewritten,
+        )
+        row["usage_model"] = self.settings.usage_model
+        row["usage_prompt_tokens"] = reported
+        usage = self._usage(reported, completion, row, recorded.reasoning_tokens if recorded else 0)
         self._engine_ms += request.engine_ms
         row["engine_ms"] = self._engine_ms
         self.rows.append(row)  # the request was sent, whatever the engine does with its usage
         self._reset_row_state()
         started = self._engine_ms
-        reported = row["usage_reported"]
-        if reported:
+        has_usage = row["usage_reported"]
+        if has_usage:
             self._required("update_from_response", dict(usage))
         elif getattr(self.engine, "awaiting_real_usage_after_compression", False) is True:
             # No usage cannot judge the pending compaction; the host consumes the engine's marker.
             self._required("update_from_response", {})
         row["engine_ms"] += self._engine_ms - started
         self._engine_ms = 0.0
-        if reported and self._pending_verdict and 0 < prompt < self.engine.threshold_tokens:
+        if has_usage and self._pending_verdict and 0 < reported < self.engine.threshold_tokens:
             self._attempts = 0  # the host re-arms once a compaction is confirmed by real usage
         self._pending_verdict = False
         self._awaiting_usage = False
 
         self._append([assistant])
         stamp_identity(self.history, self.minter, start=len(self.history) - 1)
-        if reported:  # without usage the host keeps its previous anchor (docs/host-loop.md)
-            self._anchor = (prompt + completion, len(self.history))
-            self._real_floor = prompt
+        if has_usage:  # without usage the host keeps its previous anchor (docs/host-loop.md)
+            self._anchor = (reported + completion, len(self.history))
+            self._real_floor = reported
         if step.tool_indices:
             for index in step.tool_indices:
                 self._tick(index)
@@ -523,7 +534,7 @@ class ReplayHost:
             self._append(results)
             stamp_identity(self.history, self.minter, start=start)
             self._post_tool_gate()
-        return usage if reported else None
+        return usage if has_usage else None
 
     def _reset_row_state(self) -> None:
         self._row_triggers, self._row_pruned = [], False
@@ -587,6 +598,8 @@ class ReplayHost:
                 "exit_reason": self._turn_exit,
                 "retries": 0,
                 "usage_reported": False,
+                "usage_model": self.settings.usage_model,
+                "usage_prompt_tokens": None,
                 "invalid_results": int(request.invalid_selection) + self._row_invalid,
                 "engine_tool_results": 0,
                 "session_event": self._row_session,
@@ -713,6 +726,7 @@ class ReplayHost:
         self.working.append(recorded)
 
     def _commit(self, new: list[Message], trigger: str | None) -> None:
+        self._rewritten = True  # recorded usage no longer describes any later request
         stamp_identity(new, self.minter)
         self.working.replace(new)
         self._anchor = None  # the recorded usage no longer describes this history
@@ -744,8 +758,9 @@ class ReplayHost:
     ) -> None:
         summary_tokens = 0
         if new is not None:
-            old_keys = {freeze(m) for m in before}
-            fresh = [m for m in new if freeze(m) not in old_keys]
+            # Compared as sent: metadata keys a compaction adds (``_compaction_tail``) are not new content.
+            old_keys = {freeze(self.memo.wire(m)) for m in before}
+            fresh = [m for m in new if freeze(self.memo.wire(m)) not in old_keys]
             summary_tokens = sum(self.memo.exact(self.memo.wire(m)) for m in fresh)
         self.compaction_rows.append(
             {
