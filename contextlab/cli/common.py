@@ -43,6 +43,12 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for uid minting (default 0)")
     parser.add_argument(
+        "--usage-model",
+        choices=("exact", "rough", "recorded"),
+        default="exact",
+        help="prompt tokens reported to the engine: exact (tiktoken), rough (the host's estimate), recorded",
+    )
+    parser.add_argument(
         "--param",
         action="append",
         default=[],
@@ -59,6 +65,7 @@ def host_settings(args: argparse.Namespace) -> HostSettings:
         model=args.model,
         encoding=args.encoding,
         seed=args.seed,
+        usage_model=getattr(args, "usage_model", "exact"),
     )
 
 

@@ -26,6 +26,7 @@ from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
+from contextlab.host.usage_model import reported_prompt_tokens
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
 from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.tokens import (
@@ -97,6 +98,7 @@ class ReplayHost:
         self._attempts = 0
         self._turn_index = 0
         self._rough_fixed = 0
+        self._rewritten = False
         self._request_index = 0
         self._row_triggers: list[str] = []
         self._row_pruned = False
@@ -401,7 +403,16 @@ class ReplayHost:
         )
         for observer in self.observers:
             row.update(observer.observe(view))
-        usage = self._usage(prompt, completion, row, recorded.reasoning_tokens if recorded else 0)
+        reported = reported_prompt_tokens(
+            self.settings.usage_model,
+            exact=prompt,
+            rough=rough,
+            recorded=recorded.prompt_tokens if recorded else None,
+            rewritten=self._rewritten,
+        )
+        row["usage_model"] = self.settings.usage_model
+        row["usage_prompt_tokens"] = reported
+        usage = self._usage(reported, completion, row, recorded.reasoning_tokens if recorded else 0)
         self._engine_ms += request.engine_ms
         row["engine_ms"] = self._engine_ms
         self.rows.append(row)  # the request was sent, whatever the engine does with its usage
@@ -411,15 +422,15 @@ class ReplayHost:
         self._required("update_from_response", dict(usage))
         row["engine_ms"] += self._engine_ms - started
         self._engine_ms = 0.0
-        if self._pending_verdict and 0 < prompt < self.engine.threshold_tokens:
+        if self._pending_verdict and 0 < reported < self.engine.threshold_tokens:
             self._attempts = 0  # the host re-arms once a compaction is confirmed by real usage
         self._pending_verdict = False
         self._awaiting_usage = False
 
         self._append([assistant])
         stamp_identity(self.history, self.minter, start=len(self.history) - 1)
-        self._anchor = (prompt + completion, len(self.history))
-        self._real_floor = prompt
+        self._anchor = (reported + completion, len(self.history))
+        self._real_floor = reported
         if step.tool_indices:
             for index in step.tool_indices:
                 self._tick(index)
@@ -539,6 +550,7 @@ class ReplayHost:
         self.working.append(recorded)
 
     def _commit(self, new: list[Message], trigger: str | None) -> None:
+        self._rewritten = True  # recorded usage no longer describes any later request
         stamp_identity(new, self.minter)
         self.working.replace(new)
         self._anchor = None  # the recorded usage no longer describes this history
@@ -570,8 +582,9 @@ class ReplayHost:
     ) -> None:
         summary_tokens = 0
         if new is not None:
-            old_keys = {freeze(m) for m in before}
-            fresh = [m for m in new if freeze(m) not in old_keys]
+            # Compared as sent: metadata keys a compaction adds (``_compaction_tail``) are not new content.
+            old_keys = {freeze(self.memo.wire(m)) for m in before}
+            fresh = [m for m in new if freeze(self.memo.wire(m)) not in old_keys]
             summary_tokens = sum(self.memo.exact(self.memo.wire(m)) for m in fresh)
         self.compaction_rows.append(
             {

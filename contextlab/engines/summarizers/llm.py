@@ -290,7 +290,7 @@ class LLMSummarizer:
 
     def summarize(self, request: SummaryRequest) -> str:
         """The summary body for ``request``; raises :class:`SummaryFailure` with the host class."""
-        prompt = build_prompt(request)
+        prompt = request.prompt or build_prompt(request)  # the host's exact prompt when the engine sets it
         try:
             return self._summarize_with(self.model, prompt)
         except SummaryFailure:
