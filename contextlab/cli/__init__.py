@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "calibrate": "compare simulated with recorded prompt-cache reads",
     "convert": "convert a transcript file to contextlab's normalized JSONL",
     "datasets": "list or regenerate the bundled generated conversations",
+    "inspect": "list a transcript file's conversations, requests, tokens and recorded usage",
 }
 """Sub-command → its one-line help, in the order ``--help`` lists them (module ``contextlab.cli.<name>``).
 This table is the one place the one-line help lives, so ``--help`` needs no sub-command import."""
@@ -126,9 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(words)
     warnings.showwarning = _one_line_warning
     from contextlab.errors import ContextLabError
+    from contextlab.transcripts.warning_lines import warning_lines
 
     try:
-        code = args.run(args)
+        with warning_lines():  # import warnings: one line each, a few, then a count
+            code = args.run(args)
     except ContextLabError as error:
         print(f"contextlab: error: {error}", file=sys.stderr)
         return 2

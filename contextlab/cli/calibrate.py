@@ -47,6 +47,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", default=None, metavar="FILE", help="write the per-request frame (.csv or .parquet)")
     parser.add_argument("--plot", default=None, metavar="FILE.png", help="save the calibration plot (first transcript)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per transcript")
+    parser.add_argument(
+        "--index", type=int, default=0, help="which conversation of a multi-conversation file (default 0)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     options = engine_params(args.option)
     paths = _paths(args.path)
     summary, results = calibrate_many(
-        paths, args.provider, progress=False if args.json else None, policy=args.policy, **options
+        paths, args.provider, progress=False if args.json else None, policy=args.policy, index=args.index, **options
     )
     if len(paths) == 1 and not results:
         raise ConfigError(str(summary["error"].iloc[0]))  # one file that cannot be calibrated: a user error

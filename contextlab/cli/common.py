@@ -152,7 +152,20 @@ def check_output_path(path: str | None) -> Path | None:
         raise ConfigError(f"--out {path}: use a .csv or .parquet file name")
     if not out.parent.exists():
         raise ConfigError(f"--out {path}: folder {out.parent} does not exist")
+    check_writable(out, "--out")
     return out
+
+
+def check_writable(out: Path, option: str) -> None:
+    """Refuse an output path the run could not write, before any work is done."""
+    import os
+
+    if out.is_dir():
+        raise ConfigError(f"{option} {out}: is a folder, expected a file name")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise ConfigError(f"{option} {out}: file is not writable")
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {out}: folder {out.parent} is not writable")
 
 
 def _positive_int(text: str) -> int:
@@ -181,10 +194,8 @@ def _fraction(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value > 1 and value <= 100:
-        value /= 100  # accept 50 as 50%
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a percent, got {text!r}")
+    if not 0 < value <= 1:  # also refuses NaN; "50" is not silently read as 50%
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], e.g. 0.5, got {text!r}")
     return value
 
 

@@ -13,9 +13,10 @@ from contextlab.cli.common import (
     engine_params,
     host_settings,
 )
-from contextlab.host.trace import summary_json
+from contextlab.host.trace import TIMING_COLUMNS, summary_json
 from contextlab.progress import LONG_REPLAY_REQUESTS, ReplayProgress
 from contextlab.transcripts import load_transcript
+from contextlab.transcripts.facts import load_facts
 
 SUMMARY_FIELDS = [
     ("requests", "requests"),
@@ -40,6 +41,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", default=None, metavar="FILE", help="write the per-request trace (.csv or .parquet)")
     parser.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
     parser.add_argument(
+        "--facts",
+        default=None,
+        metavar="FILE",
+        help="gold facts to probe for retention (JSON Lines sidecar; see docs/transcripts.md)",
+    )
+    parser.add_argument(
+        "--no-timing",
+        action="store_true",
+        help="leave the wall-time columns out of --out and --json, so repeated runs give identical bytes",
+    )
+    parser.add_argument(
         "--cache",
         action="append",
         default=[],
@@ -54,11 +66,16 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     out = check_output_path(args.out)
     transcript = load_transcript(args.path, args.index)
+    if args.facts is not None:
+        transcript.facts = load_facts(args.facts, transcript)
     observers = cache_observers(args.cache, args.cache_policy)
     if not args.json and transcript.n_requests >= LONG_REPLAY_REQUESTS:
         observers.append(ReplayProgress(f"replay {args.engine}"))
     settings, params = host_settings(args), engine_params(args.param)
     result = replay(transcript, args.engine, settings, params=params, observers=observers)
+    if args.no_timing:
+        result.trace = result.trace.drop(columns=[c for c in result.trace.columns if c in TIMING_COLUMNS])
+        result.summary = {k: v for k, v in result.summary.items() if k not in TIMING_COLUMNS}
     if out is not None:
         result.write(out)
     if args.json:
