@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.history import WorkingHistory
 from contextlab.host.memo import MessageMemo
-from contextlab.messages import Violation, clone_messages, sanitize_request, validate_messages
+from contextlab.messages import StructureTracker, Violation, clone_messages, sanitize_request
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,15 @@ class RequestAssembler:
             return AssembledRequest(
                 wires, exact, True, None, structure.violations(), engine_ms, message_rough=rough
             )
+        if same_structure:
+            violations = structure.violations()
+        else:
+            tracker = StructureTracker()
+            for row in result:
+                tracker.feed(row)
+            violations = tracker.violations()
+            if not tracker.needs_sanitizing:
+                return AssembledRequest(wires, exact, True, None, violations, engine_ms, message_rough=rough)
         final = sanitize_request(wires)
         known = {id(w): (t, r) for w, t, r in zip(wires, exact, rough, strict=True)}
         counts = [known.get(id(w)) or (self._memo.exact(w), self._memo.rough(w)) for w in final]
@@ -105,7 +114,7 @@ class RequestAssembler:
             [t for t, _ in counts],
             True,
             None,
-            structure.violations() if same_structure else validate_messages(result),
+            violations,
             engine_ms,
             message_rough=[r for _, r in counts],
         )

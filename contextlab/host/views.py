@@ -93,6 +93,8 @@ class EngineViews:
         # content each stood for, and what the host computed for them.
         self._previous: tuple[list[Message], list[Any], list[Any], list[int], list[int], list[Any]] | None = None
         self._previous_version = -1
+        _Built = tuple[Message, Message, Message, int, int, tuple[Any, ...]]
+        self._built: dict[int, _Built] = {}
 
     def _check_version(self) -> None:
         if self._history.version != self._version:
@@ -169,8 +171,13 @@ class EngineViews:
                 refs[:k], wires[:k], exact[:k], rough[:k] = old_refs[:k], old_wires[:k], old_exact[:k], old_rough[:k]
                 signatures[:k] = old_signatures[:k]
                 todo = [*compress(range(k), map(not_, same)), *range(k, n)]
+        # Rows the engine built earlier and returns again elsewhere are recognised too; only the rows
+        # of this result stay remembered.
         for i in todo:
             refs[i], wires[i], exact[i], rough[i], signatures[i] = self._resolve(result[i], pristine)
+        if self._built:
+            present = set(map(id, result))
+            self._built = {k: v for k, v in self._built.items() if k in present}
         self._previous = (list(result), refs, wires, exact, rough, signatures)
         self._previous_version = self._version
         history_signatures = self._history_signatures()
@@ -186,9 +193,14 @@ class EngineViews:
                 wire = self._prefix_wires[j]
                 return self._prefix[j], wire, self._memo.exact(wire), self._memo.rough(wire), self._prefix_signatures[j]
             return self._history_row(j - n_prefix)
+        built = self._built.get(id(m))
+        if built is not None and built[0] is m and m == built[1]:
+            return built[1:]
         snapshot = clone_messages([m])[0]  # the engine may change its own dict later
         wire, tokens, estimate = self._memo.row(snapshot)
-        return snapshot, wire, tokens, estimate, structure_signature(snapshot)
+        found = (m, snapshot, wire, tokens, estimate, structure_signature(snapshot))
+        self._built[id(m)] = found
+        return found[1:]
 
     def _history_row(self, i: int) -> tuple[Message, Message, int, int, tuple[Any, ...]]:
         wire, tokens, estimate = self._history.row_counts(i)
