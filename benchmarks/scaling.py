@@ -20,7 +20,10 @@ def _tagged(value: Any, tag: str) -> Any:
     if isinstance(value, str):
         return f"{tag} {value}" if value else value
     if isinstance(value, list):
-        return [{**p, "text": f"{tag} {p['text']}"} if isinstance(p, dict) and isinstance(p.get("text"), str) else p for p in value]
+        return [
+            {**p, "text": f"{tag} {p['text']}"} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
+            for p in value
+        ]
     return value
 
 
@@ -39,7 +42,11 @@ def repeat_transcript(transcript: Transcript, times: int) -> Transcript:
     messages: list[Message] = []
     usage = {}
     timestamps = {}
-    span = (max(transcript.timestamps.values()) - min(transcript.timestamps.values()) + 60.0) if transcript.timestamps else 0.0
+    span = (
+        (max(transcript.timestamps.values()) - min(transcript.timestamps.values()) + 60.0)
+        if transcript.timestamps
+        else 0.0
+    )
     for k in range(times):
         offset = len(messages)
         tag = f"[copy {k}]" if k else ""

@@ -94,9 +94,7 @@ class RequestAssembler:
         wires, exact, rough, same_structure = views.selection(result)
         structure = history.structure
         if same_structure and not structure.needs_sanitizing:
-            return AssembledRequest(
-                wires, exact, True, None, structure.violations(), engine_ms, message_rough=rough
-            )
+            return AssembledRequest(wires, exact, True, None, structure.violations(), engine_ms, message_rough=rough)
         if same_structure:
             violations = structure.violations()
         else:

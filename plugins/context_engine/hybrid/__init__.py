@@ -14,8 +14,8 @@ from typing import Any
 from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
-from contextlab.engines.masking import IncrementalMask
 from contextlab.engines.handoff import Handoff, extractive_or, is_carrier
+from contextlab.engines.masking import IncrementalMask
 
 PRESETS: dict[str, dict[str, Any]] = {
     # JetBrains "The Complexity Trap" hybrid: mask with M=10, summarize every N=43 turns, keep 10 turns.

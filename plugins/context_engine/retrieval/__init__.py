@@ -200,7 +200,10 @@ class RetrievalEngine(ContextEngine):
         """Group indices by BM25 score, from the incremental index kept in step with the groups."""
         # Groups at bounds read before (same rows, see _sync) keep their document key.
         docs_at = self._docs_at
-        docs = [docs_at.get(b) or docs_at.setdefault(b, self._doc_key(messages, *b, key)) for b, key in zip(bounds, keys, strict=True)]
+        docs = [
+            docs_at.get(b) or docs_at.setdefault(b, self._doc_key(messages, *b, key))
+            for b, key in zip(bounds, keys, strict=True)
+        ]
         live = set(docs)
         if len(live) != len(docs):  # two groups with one key: score them the plain way
             return rank_groups([self._token_cache[d] for d in docs], terms)
@@ -239,7 +242,9 @@ class RetrievalEngine(ContextEngine):
             else:
                 gap += 1
         if gap:
-            out.append(self._marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None))
+            out.append(
+                self._marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None)
+            )
         out.extend(messages[recent:])
         return out
 
