@@ -67,7 +67,7 @@ class RequestAssembler:
         views = history.engine_views()
         # The engine's private copies are prepared before the clock starts: host work is not engine_ms.
         request_rows = views.request()
-        conversation = views.conversation(request_rows)
+        conversation = views.conversation()
         incoming = clone_messages([incoming_message])[0] if incoming_message else None
         started = time.perf_counter()
         result: object = None

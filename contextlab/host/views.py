@@ -84,7 +84,9 @@ class EngineViews:
         self._prefix = prefix  # the system row, if any (host-owned, never mutated)
         self._prefix_wires = [memo.wire(m) for m in prefix]
         self._version = -1
-        self._request = _Mirror()  # system + history rows; the conversation is its history part
+        self._request = _Mirror()  # system + history rows (select_context's request)
+        self._conversation = _Mirror()  # history rows (conversation_messages, compaction snapshots, hooks)
+        self._conversation_handed: list[Message] = []
         self._signatures: list[tuple[Any, ...]] = []
         self._prefix_signatures = [structure_signature(m) for m in prefix]
         self._source: list[Message] = []
@@ -100,6 +102,7 @@ class EngineViews:
         if self._history.version != self._version:
             self._version = self._history.version
             self._request.reset()
+            self._conversation.reset()
             self._signatures = []
 
     def invalidate(self) -> None:
@@ -114,27 +117,36 @@ class EngineViews:
         self._handed = self._request.sync(self._source)
         return self._handed
 
-    def conversation(self, request: list[Message] | None = None) -> list[Message]:
+    def conversation(self) -> list[Message]:
         """The engine's copy of the history (``conversation_messages``, compaction snapshots, hooks);
-        with ``request`` (from :meth:`request`), the same row objects as its history part."""
-        if request is not None:
-            return request[len(self._prefix) :]
+        its rows are separate objects from :meth:`request`'s, as with fresh copies."""
         self._check_version()
-        self._source = self._prefix + self._history.peek()
-        return self._request.sync(self._source)[len(self._prefix) :]
+        self._conversation_handed = self._conversation.sync(self._history.peek())
+        return self._conversation_handed
 
     def host_row(self, row: Message) -> Message | None:
         """The host row an engine-returned ``row`` stands for, if it is a handed-out copy left unchanged."""
+        rows = self._history.peek()
+        i = self._conversation.position(row)
+        if i is not None and i < len(rows) and row == rows[i]:
+            return rows[i]
         j = self._request.position(row)
         n_prefix = len(self._prefix)
-        rows = self._history.peek()
         if j is not None and n_prefix <= j < n_prefix + len(rows) and row == rows[j - n_prefix]:
             return rows[j - n_prefix]
         return None
 
     def adopt(self, returned: list[Message]) -> list[Message]:
         """Host-owned rows for a compaction result: unchanged rows are the host's own, others clones."""
-        return [self.host_row(m) or clone_messages([m])[0] for m in returned]
+        adopted: list[Message] = []
+        used: set[int] = set()
+        for m in returned:
+            row = self.host_row(m)
+            if row is None or id(row) in used:  # a row returned twice becomes two rows, as with clones
+                row = clone_messages([m])[0]
+            used.add(id(row))
+            adopted.append(row)
+        return adopted
 
     def _history_signatures(self) -> list[tuple[Any, ...]]:
         rows, sigs = self._history.peek(), self._signatures
@@ -151,6 +163,7 @@ class EngineViews:
         # One C-level comparison: did the engine leave every row it was handed as it was?
         pristine = self._handed == self._source
         self._request.verified = pristine
+        self._conversation.verified = self._conversation_handed == self._history.peek()
         refs: list[Message | None] = [None] * n
         wires: list[Message | None] = [None] * n
         exact = [0] * n
@@ -193,6 +206,10 @@ class EngineViews:
                 wire = self._prefix_wires[j]
                 return self._prefix[j], wire, self._memo.exact(wire), self._memo.rough(wire), self._prefix_signatures[j]
             return self._history_row(j - n_prefix)
+        i = self._conversation.position(m)
+        rows = self._history.peek()
+        if i is not None and i < len(rows) and m == rows[i]:
+            return self._history_row(i)
         built = self._built.get(id(m))
         if built is not None and built[0] is m and m == built[1]:
             return built[1:]
