@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.history import WorkingHistory
 from contextlab.host.memo import MessageMemo
+from contextlab.host.validity import selection_problem
 from contextlab.messages import StructureTracker, Violation, clone_messages, sanitize_request
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,11 @@ class AssembledRequest:
     extends_history: bool = False
     message_rough: list[int] | None = None
     continues: tuple[list[Message], int] | None = None
+
+    @property
+    def invalid_selection(self) -> bool:
+        """``select_context`` returned a malformed value (refused); an exception is not counted here."""
+        return self.rejection is not None and not self.rejection.startswith("exception:")
 
 
 class RequestAssembler:
@@ -85,7 +91,7 @@ class RequestAssembler:
         engine_ms = (time.perf_counter() - started) * 1000
         if result is None:
             return self._plain(history, rejection=rejection, engine_ms=engine_ms)
-        rejection = self._check_selection(result)
+        rejection = self._check_selection(result, needs_user=incoming_message is not None)
         if rejection is not None:
             log.warning("select_context result refused (%s); keeping the original request", rejection)
             return self._plain(history, rejection=rejection, engine_ms=engine_ms)
@@ -117,6 +123,10 @@ class RequestAssembler:
             message_rough=[r for _, r in counts],
         )
 
+    def plain(self, history: WorkingHistory) -> AssembledRequest:
+        """The request without ``select_context`` (what a request the host never sent would hold)."""
+        return self._plain(history)
+
     def _plain(
         self, history: WorkingHistory, *, rejection: str | None = None, engine_ms: float = 0.0
     ) -> AssembledRequest:
@@ -142,14 +152,16 @@ class RequestAssembler:
             continues=(previous, unchanged) if previous is not None else None,
         )
 
-    def _check_selection(self, result: object) -> str | None:
-        """Why a selection is refused, or None. Only a non-empty list of dicts is accepted."""
+    def _check_selection(self, result: object, *, needs_user: bool) -> str | None:
+        """Why a selection is refused, or None: a non-empty list of dicts with a role on every row
+        and, when the request had one, a user message (``docs/host-loop.md`` §Malformed results)."""
         if not isinstance(result, list):
             return f"not a list ({type(result).__name__})"
-        if not result:
-            return "empty list"
         if not all(isinstance(m, dict) for m in result):
             return "list contains non-dict elements"
+        problem = selection_problem(result, needs_user=needs_user)
+        if problem is not None:
+            return problem
         if not self._strict:
             return None
         prefix = self._prefix

@@ -17,6 +17,10 @@ from contextlab.engines import parts
 from contextlab.engines.handoff import Handoff, extractive_or, is_carrier
 from contextlab.engines.masking import IncrementalMask
 
+TAIL_SHARE = 0.20
+"""The handoff tail never holds more than this share of the threshold (as ``summary``), so a
+single-turn tool loop still compacts."""
+
 PRESETS: dict[str, dict[str, Any]] = {
     # JetBrains "The Complexity Trap" hybrid: mask with M=10, summarize every N=43 turns, keep 10 turns.
     "jetbrains": {"every_n_turns": 43, "tail_turns": 10, "threshold_fraction": 0.95},
@@ -140,6 +144,7 @@ class HybridEngine(ContextEngine):
         # Rows the mask hides are summarized as their placeholder (keyed by identity, this pass only;
         # local, so concurrent passes on one instance cannot see each other's rows).
         masked = {id(o): v for o, v in zip(messages, view, strict=True) if o is not v}
+        self.handoff.max_tail_tokens = int(self.threshold_tokens * TAIL_SHARE) if self.threshold_tokens > 0 else None
         result = self.handoff.compress(
             messages,
             focus_topic=focus_topic,
