@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from contextlab.engine import ContextEngine
+from contextlab.engine import ContextEngine, clone_engine, is_engine, is_engine_class
 from contextlab.errors import EngineError
 
 BUILTIN_ENGINES: dict[str, str] = {
@@ -55,14 +55,19 @@ def resolve_engine(spec: EngineSpec, params: Mapping[str, Any] | None = None) ->
         EngineError: Unknown name (with suggestions), bad parameters, or a failing constructor.
     """
     params = dict(params or {})
-    if isinstance(spec, ContextEngine):
+    if is_engine(spec):
         if params:
             raise EngineError("parameters cannot be applied to an engine instance; pass its class instead")
         try:
-            return spec.clone_for_agent()
+            cloned: ContextEngine = clone_engine(spec)
         except Exception as error:
-            raise EngineError(f"engine {_safe_name(spec)!r} could not be copied: {error}") from error
-    if isinstance(spec, type) and issubclass(spec, ContextEngine):
+            raise EngineError(
+                f"engine {_safe_name(spec)!r} could not be copied (clone_for_agent raised "
+                f"{type(error).__name__}: {error})"
+            ) from None
+        return cloned
+    if is_engine_class(spec):
+        assert isinstance(spec, type)
         return _construct(spec, params, spec.__name__)
     if isinstance(spec, str):
         if spec in BUILTIN_ENGINES:
