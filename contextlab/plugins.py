@@ -259,7 +259,9 @@ def _discover_in_module(module: types.ModuleType, label: str, *, first_wins: boo
     bases = engine_bases()
     for attr in sorted(dir(module)):
         obj = getattr(module, attr, None)
-        if not is_engine_class(obj) or obj in bases or getattr(obj, "__abstractmethods__", None):
+        if not isinstance(obj, type) or not is_engine_class(obj) or obj in bases:
+            continue
+        if getattr(obj, "__abstractmethods__", None):
             continue
         try:
             return obj(), "class"
@@ -612,7 +614,11 @@ class Registry:
             if info.source == "builtin":
                 from contextlab.engines import builtin_engine_class
 
-                info._factory = _class_factory(builtin_engine_class(name), name)
+                try:
+                    info._factory = _class_factory(builtin_engine_class(name), name)
+                except EngineError as error:
+                    info.available, info.error = False, str(error)
+                    raise
                 info.available = True
                 return info._factory
             if info._loader is None:
@@ -646,7 +652,10 @@ class Registry:
 
 
 def _builtin_description(name: str) -> str:
-    from contextlab.engines import builtin_engine_class
+    from contextlab.engines import BUILTIN_DESCRIPTIONS, builtin_engine_class
+
+    if name in BUILTIN_DESCRIPTIONS:
+        return BUILTIN_DESCRIPTIONS[name]
 
     try:
         doc = (builtin_engine_class(name).__doc__ or "").strip()

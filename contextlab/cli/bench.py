@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from contextlab.bench import FRAME_NAMES, bench, collect_transcripts
-from contextlab.cli.common import add_host_options, cache_observers, engine_params, format_table, host_settings
+from contextlab.cli.common import add_host_options, add_plugin_options, cache_observers, configured_run, format_table
 from contextlab.errors import ConfigError
 
 SHOWN = [
@@ -61,6 +61,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--cache-policy", default="system_and_3", help="marker policy (default system_and_3)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (also off when TQDM_DISABLE=1)")
     add_host_options(parser)
+    add_plugin_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -92,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if out is not None and out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
     grid = parse_grid(args.grid)
+    engines, settings, params = configured_run(args, args.engine)
     transcripts = collect_transcripts(args.paths)
     if args.limit is not None:
         if args.limit < 1:
@@ -99,10 +101,10 @@ def run(args: argparse.Namespace) -> int:
         transcripts = transcripts[: args.limit]
     result = bench(
         transcripts,
-        args.engine or ["passthrough"],
+        engines,
         grid,
-        settings=host_settings(args),
-        params=engine_params(args.param),
+        settings=settings,
+        params=params,
         observers=cache_observers(args.cache, args.cache_policy),
         workers=args.workers,
         progress=False if args.no_progress else None,

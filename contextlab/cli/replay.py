@@ -10,11 +10,11 @@ import pandas as pd
 from contextlab.api import replay
 from contextlab.cli.common import (
     add_host_options,
+    add_plugin_options,
     cache_observers,
     check_output_path,
-    engine_params,
+    configured_run,
     format_table,
-    host_settings,
 )
 from contextlab.host.trace import summary_json
 from contextlab.transcripts import load_transcript
@@ -35,7 +35,9 @@ SUMMARY_FIELDS = [
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("replay", help="replay a transcript through an engine", description=__doc__)
     parser.add_argument("path", help="transcript file (any supported format; .gz allowed)")
-    parser.add_argument("--engine", default="passthrough", help="engine name (default passthrough)")
+    parser.add_argument(
+        "--engine", default=None, help="engine name (default: --config's context.engine, else passthrough)"
+    )
     parser.add_argument(
         "--index", type=int, default=0, help="which conversation of a multi-conversation file (default 0)"
     )
@@ -50,6 +52,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--cache-policy", default="system_and_3", help="marker policy (default system_and_3)")
     add_host_options(parser)
+    add_plugin_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -57,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     out = check_output_path(args.out)
     transcript = load_transcript(args.path, args.index)
     observers = cache_observers(args.cache, args.cache_policy)
-    settings, params = host_settings(args), engine_params(args.param)
-    result = replay(transcript, args.engine, settings, params=params, observers=observers)
+    (engine,), settings, params = configured_run(args, [args.engine] if args.engine else [])
+    result = replay(transcript, engine, settings, params=params, observers=observers)
     if out is not None:
         result.write(out)
     if args.json:

@@ -13,17 +13,30 @@ from contextlab.errors import EngineError
 BUILTIN_ENGINES: dict[str, str] = {
     "passthrough": "contextlab.engines.passthrough:PassthroughEngine",
     "compressor": "contextlab.engines.compressor:CompressorEngine",
+    "hermes.compressor": "contextlab.engines.hermes_compressor:hermes_compressor_class",
 }
-"""Engines shipped inside the package: name → ``module:Class`` (imported only when used)."""
+"""Engines shipped inside the package: name → ``module:Class`` (or ``module:function`` returning the
+class), imported only when used."""
+
+BUILTIN_DESCRIPTIONS: dict[str, str] = {
+    "hermes.compressor": "the real Hermes ContextCompressor (needs hermes-agent installed), summaries by contextlab",
+}
+"""Descriptions listed without importing the engine (``hermes.compressor`` would import the real host)."""
 
 EngineSpec = str | type[ContextEngine] | ContextEngine
 
 
 def builtin_engine_class(name: str) -> type[ContextEngine]:
+    """The class of a built-in engine.
+
+    Raises:
+        EngineError: It cannot load here (``hermes.compressor`` without a Hermes package).
+    """
     module_name, _, class_name = BUILTIN_ENGINES[name].partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    assert isinstance(cls, type) and issubclass(cls, ContextEngine)
-    return cls
+    target = getattr(importlib.import_module(module_name), class_name)
+    cls = target if isinstance(target, type) else target()
+    assert is_engine_class(cls)
+    return cls  # type: ignore[no-any-return]
 
 
 def known_engine_names() -> list[str]:
@@ -62,7 +75,7 @@ def resolve_engine(spec: EngineSpec, params: Mapping[str, Any] | None = None) ->
             cloned: ContextEngine = clone_engine(spec)
         except Exception as error:
             raise EngineError(
-                f"engine {_safe_name(spec)!r} could not be copied (clone_for_agent raised "
+                f"engine {_safe_name(spec)!r} could not be copied (clone_for_agent raised "  # type: ignore[arg-type]
                 f"{type(error).__name__}: {error})"
             ) from None
         return cloned
