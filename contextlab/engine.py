@@ -239,6 +239,18 @@ def is_engine_class(obj: object) -> bool:
     return isinstance(obj, type) and issubclass(obj, engine_bases())
 
 
+def hook(engine: Any, name: str) -> Any:
+    """``engine.<name>`` bound, or contextlab's default for it when the engine's ABC predates that hook.
+
+    An engine on an older host ABC (the real ``agent.context_engine`` of an earlier release) may lack
+    optional hooks entirely; the host behaves as if it had the default, and so does contextlab.
+    """
+    impl = getattr(engine, name, None)
+    if impl is not None:
+        return impl
+    return getattr(ContextEngine, name).__get__(engine, type(engine))
+
+
 def clone_engine(engine: Any) -> Any:
     """``engine.clone_for_agent()``, or a deep copy (the host's older default) when the engine's ABC has none."""
     clone = getattr(engine, "clone_for_agent", None)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from contextlab.engine import ContextEngine, Message, clone_engine, is_engine, overrides
+from contextlab.engine import ContextEngine, Message, clone_engine, hook, is_engine, overrides
 from contextlab.engines import EngineSpec, resolve_engine
 from contextlab.errors import EngineError
 from contextlab.host.compaction import _accepted_kwargs
@@ -587,7 +587,7 @@ class _Driver:
 
     def _tools(self) -> None:
         try:
-            schemas = self.engine.get_tool_schemas() or []
+            schemas = hook(self.engine, "get_tool_schemas")() or []
         except Exception as error:
             self.fail("tool_json", f"get_tool_schemas raised {type(error).__name__}: {error}")
             return
@@ -599,7 +599,7 @@ class _Driver:
 
     def _tool_call(self, name: str, args: dict[str, Any]) -> None:
         try:
-            out = self.engine.handle_tool_call(name, args, messages=clone_messages(self.history))
+            out = hook(self.engine, "handle_tool_call")(name, args, messages=clone_messages(self.history))
         except Exception as error:
             self.fail("tool_json", f"handle_tool_call({name!r}) raised {type(error).__name__}: {error}")
             return
