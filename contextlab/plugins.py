@@ -20,7 +20,8 @@ metadata only; a plugin is imported when it is loaded or listed with :func:`list
 of a folder plugin runs its ``register(ctx)`` (or constructs its class) again, so each run gets a
 fresh instance, as the host's directory loader does. An import failure marks that plugin
 unavailable with its reason and never stops the others. ``$CONTEXTLAB_LOAD_PLUGINS``
-(comma-separated names; empty means none) restricts which *third-party* plugins (folder, user, entry point) are considered; bundled ones always are.
+(comma-separated names; empty means none) restricts which *third-party* plugins (folder,
+user, entry point) are considered; bundled ones always are.
 Plugins are never auto-activated: :func:`engine_from_config` reads ``context: engine:`` from a
 ``config.yaml``, as the host does.
 """

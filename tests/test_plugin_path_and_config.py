@@ -85,8 +85,22 @@ def test_config_selects_the_engine_and_the_host_settings(tmp_path: Path, capsys:
     assert summary["engine"] == "compressor" and summary["context_length"] == 16000
     assert "protect_last_n=12" in summary["params"] and "summary_target_ratio=0.3" in summary["params"]
     # The command line wins over the file.
-    assert main(["replay", SHORT, "--config", str(config), "--context-length", "20000", "--param", "protect_last_n=8",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "replay",
+                SHORT,
+                "--config",
+                str(config),
+                "--context-length",
+                "20000",
+                "--param",
+                "protect_last_n=8",
+                "--json",
+            ]
+        )
+        == 0
+    )
     summary = _json(capsys)
     assert isinstance(summary, dict) and summary["context_length"] == 20000 and "protect_last_n=8" in summary["params"]
 
@@ -96,7 +110,8 @@ def test_compression_keys_never_reach_a_plugin_engine(tmp_path: Path, capsys: py
     config.write_text("context:\n  engine: mask_window\ncompression:\n  threshold: 0.6\n  protect_last_n: 12\n")
     assert main(["replay", SHORT, "--config", str(config), "--context-length", "16000", "--json"]) == 0
     summary = _json(capsys)
-    assert isinstance(summary, dict) and summary["engine"] == "mask_window" and "protect_last_n" not in summary["params"]
+    assert isinstance(summary, dict) and summary["engine"] == "mask_window"
+    assert "protect_last_n" not in summary["params"]
 
 
 def test_compression_enabled_false_turns_every_gate_off(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def _compressor_module() -> types.ModuleType:
 def _build_class(module: types.ModuleType) -> type:
     base: type = module.ContextCompressor
 
-    def __init__(  # noqa: N807 - the method of the class built below
+    def __init__(
         self: Any,
         model: str = "gpt-4o",
         context_length: int = 200_000,

@@ -47,8 +47,9 @@ def build_hermes_env(env: Path) -> Path:
             return _bin(env, "python")
         venv.EnvBuilder(clear=True, with_pip=True).create(env)
         python = _bin(env, "python")
+        install = ["install", "-q", "--disable-pip-version-check", "-e", f"{REPO}[hermes]", HERMES_PIN]
         done = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", f"{REPO}[hermes]", HERMES_PIN],
+            [str(python), "-m", "pip", *install],
             capture_output=True,
             text=True,
             timeout=BUILD_TIMEOUT_S,
