@@ -16,6 +16,7 @@ lookup offline. Every other rule, text and threshold is the installed package's,
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import threading
 import types
 from collections.abc import Callable, Mapping
@@ -51,7 +52,7 @@ def hermes_compressor_class() -> type:
 
 def _compressor_module() -> types.ModuleType:
     try:
-        import agent.context_compressor as module
+        module = importlib.import_module("agent.context_compressor")
     except Exception as error:  # not installed, or a broken install: one line either way
         raise EngineError(
             f"engine {ENGINE_NAME!r} needs a Hermes Agent package ({INSTALL_HINT}): "
@@ -63,7 +64,7 @@ def _compressor_module() -> types.ModuleType:
 
 
 def _build_class(module: types.ModuleType) -> type:
-    base: type = module.ContextCompressor
+    base: Any = module.ContextCompressor  # the installed package's class (untyped to us)
 
     def __init__(
         self: Any,
@@ -108,7 +109,7 @@ def _route_llm_calls(module: types.ModuleType) -> None:
 
     Other callers (a real host running in the same process) reach the original function.
     """
-    original: Callable[..., Any] = module.call_llm
+    original: Callable[..., Any] = getattr(module, "call_llm")  # noqa: B009 - set below, so read it the same way
     if getattr(original, "__contextlab_route__", False):
         return
 
@@ -119,7 +120,7 @@ def _route_llm_calls(module: types.ModuleType) -> None:
         return _answer(call, kwargs)
 
     call_llm.__contextlab_route__ = True  # type: ignore[attr-defined]
-    module.call_llm = call_llm
+    setattr(module, "call_llm", call_llm)  # noqa: B010 - the name the compressor's module resolves at call time
 
 
 def _answer(call: tuple[Any, list[dict[str, Any]], tuple[Any, ...], dict[str, Any]], kwargs: dict[str, Any]) -> Any:
