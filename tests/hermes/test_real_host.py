@@ -9,11 +9,13 @@ ABC's defaults as it skips contextlab's; and ``hermes.compressor`` replays the r
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from tests.hermes.conftest import run_python
+from tests.hermes.conftest import REPO, run_python
 from tests.plugin_helpers import HOST_GUIDE_PLUGIN, write_plugin
 
 BUNDLED = ["mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"]
@@ -169,3 +171,30 @@ def test_cli_plugin_path_and_config_with_the_real_host(hermes_python: Path, tmp_
     assert out["code"] == 0
     assert out["summary"]["engine"] == "guide_lcm"
     assert out["summary"]["context_length"] == 16000  # model.context_length from the config
+
+
+def test_the_differential_benchmark_lists_where_the_two_compressors_differ(hermes_python: Path, tmp_path: Path) -> None:
+    out = tmp_path / "diff.csv"
+    done = subprocess.run(
+        [
+            str(hermes_python),
+            "benchmarks/hermes_differential.py",
+            "datasets/coding-agent-short.jsonl.gz",
+            "--context-length",
+            "16000",
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("hermes-agent 0.19.0 vs contextlab")
+    assert "coding-agent-short: 21 requests; decisions differ at" in done.stdout
+    rows = pd.read_csv(out)
+    assert len(rows) == 21 and {"port_compressed", "hermes_compressed", "token_delta"} <= set(rows.columns)
+    # The listed differences are the rows whose decisions differ, nothing else.
+    listed = int(done.stdout.split("decisions differ at ")[1].split(",")[0])
+    assert listed == int(rows["decision_differs"].sum())
