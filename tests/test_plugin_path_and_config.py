@@ -158,3 +158,8 @@ def test_an_empty_engine_is_the_compressor_as_in_the_host(tmp_path: Path) -> Non
     config = tmp_path / "config.yaml"
     config.write_text("context:\n  engine: ''\n")
     assert load_host_config(config).engine == "compressor"
+
+
+def test_check_needs_an_engine_or_a_config(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check"]) == 2
+    assert "name an engine" in capsys.readouterr().err

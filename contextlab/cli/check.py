@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from contextlab.cli.common import add_plugin_options, configured_run
+from contextlab.errors import ConfigError
 from contextlab.testing import check_engine
 from contextlab.transcripts import load_transcripts
 
@@ -56,7 +57,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    names, _, params = configured_run(args, [args.engine] if args.engine else [], default_engine="compressor")
+    if args.engine is None and args.config is None:
+        raise ConfigError("check: name an engine (see `contextlab engines`) or pass --config config.yaml")
+    names, _, params = configured_run(args, [args.engine] if args.engine else [])
     extra = []
     for path in args.transcript:
         extra += load_transcripts(path)[: max(1, args.limit)]
