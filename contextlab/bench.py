@@ -9,7 +9,6 @@ marks its own runs failed with the reason; the other runs complete.
 from __future__ import annotations
 
 import itertools
-import os
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -370,15 +369,11 @@ def _storable(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _progress_bar(total: int, progress: bool | None) -> Callable[..., None]:
-    """A ``bar(n, close=False)`` callable: a tqdm.auto bar, or a no-op when off or tqdm is missing."""
-    enabled = progress if progress is not None else not _env_disabled()
-    if not enabled:
-        return _no_bar
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return _no_bar
-    handle = tqdm(total=total, desc="bench", unit="run", disable=False)
+    """A ``bar(n, close=False)`` callable over :func:`contextlab.progress.progress_bar` (tqdm.auto
+    when installed, else the core install's text bar with an ETA)."""
+    from contextlab.progress import progress_bar
+
+    handle = progress_bar(total, "bench", unit="run", enabled=progress)
 
     def update(n: int, close: bool = False) -> None:
         if n:
@@ -387,11 +382,3 @@ def _progress_bar(total: int, progress: bool | None) -> Callable[..., None]:
             handle.close()
 
     return update
-
-
-def _no_bar(n: int, close: bool = False) -> None:
-    return None
-
-
-def _env_disabled() -> bool:
-    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no")

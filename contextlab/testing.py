@@ -174,6 +174,7 @@ def check_engine(
     threads: int = 4,
     replay_checks: bool = True,
     full: bool = False,
+    progress: bool | None = False,
 ) -> ConformanceReport:
     """Check one engine against every rule in :data:`RULES`.
 
@@ -187,6 +188,8 @@ def check_engine(
         threads: Concurrent clones for the ``concurrent_clones`` rule.
         replay_checks: Also run the replay-host rules (determinism, concurrency).
         full: Default transcripts include every project dataset (slow: a 1M-token session).
+        progress: One progress bar over the transcripts (:func:`contextlab.progress.progress_bar`;
+            None: on unless the environment turns bars off).
 
     Raises:
         EngineError: The engine cannot be resolved at all (unknown name, import failure).
@@ -208,6 +211,9 @@ def check_engine(
             return resolve_engine(engine, params)
         return resolve_engine(prototype)
 
+    from contextlab.progress import progress_bar
+
+    bar = progress_bar(len(chosen), f"check {label}", unit="transcript", enabled=progress)
     for transcript in chosen:
         window = context_length or default_context_length(transcript)
         try:
@@ -216,6 +222,8 @@ def check_engine(
             rec.fail("abc", f"driving the engine raised {type(error).__name__}: {error}", transcript.transcript_id)
         if replay_checks:
             _check_replays(fresh, transcript, window, threads, rec)
+        bar.update(1)
+    bar.close()
     if not replay_checks:
         report.checked = [r for r in RULES if r not in ("concurrent_clones", "deterministic_replay")]
     return report

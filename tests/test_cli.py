@@ -76,7 +76,7 @@ def test_replay_writes_the_trace(transcript_file: Path, tmp_path: Path, suffix: 
         (["replay", "{t}", "--cache", "anthropic:claude-sonnet-4-5"], "no price for this model"),
         (["replay", "{t}", "--cache", "nosuchprovider"], "unknown cache provider"),
         (["bench", "{t}", "--cache", "anthropic:claude-sonnet-4-5"], "no price for this model"),
-        (["nonsense"], "invalid choice"),
+        (["nonsense"], "unknown command 'nonsense'"),
     ],
 )
 def test_user_mistakes_print_one_line_and_exit_2(

@@ -151,3 +151,147 @@ def test_png_bytes_are_deterministic(sweep) -> None:
     one = figure_png(plot_prompt_tokens(sweep.trace, sweep.compactions))
     two = figure_png(plot_prompt_tokens(sweep.trace, sweep.compactions))
     assert one[:8] == b"\x89PNG\r\n\x1a\n" and one == two
+
+
+def test_threshold_lines_carry_the_effective_threshold_in_the_legend(sweep) -> None:
+    from contextlab.plots import effective_thresholds
+
+    legend = [t.get_text() for t in plot_prompt_tokens(sweep.trace).axes[0].get_legend().get_texts()]
+    assert "sliding_window threshold 2,000" in legend
+    assert effective_thresholds(sweep.trace) == {"passthrough": 2000, "sliding_window": 2000}
+
+
+def test_request_ticks_are_integers(sweep) -> None:
+    figure = plot_prompt_tokens(sweep.trace)
+    figure_png(figure)  # draw, so the locator has placed its ticks
+    ticks = figure.axes[0].get_xticks()
+    assert all(float(t).is_integer() for t in ticks)
+
+
+def test_log_axis_when_one_run_dwarfs_the_rest() -> None:
+    from contextlab.plots import wants_log
+
+    rows = []
+    for engine, scale in (("big", 100_000), ("small", 1_000)):
+        for request in range(5):
+            rows.append(
+                {
+                    "transcript": "t",
+                    "engine": engine,
+                    "params": "",
+                    "request": request,
+                    "prompt_tokens": scale * (request + 1),
+                    "threshold_tokens": scale * 10,
+                    "context_length": scale * 20,
+                    "compressed": False,
+                }
+            )
+    trace = pd.DataFrame(rows)
+    assert wants_log([500_000, 5_000]) and not wants_log([500_000, 100_000])
+    assert plot_prompt_tokens(trace).axes[0].get_yscale() == "log"
+    assert plot_prompt_tokens(trace, log=False).axes[0].get_yscale() == "linear"
+    summaries = pd.DataFrame(
+        {"engine": ["big", "small"], "params": ["", ""], "cost_usd": [100.0, 1.0], "status": ["ok", "ok"]}
+    )
+    assert plot_engine_comparison(summaries, "cost_usd").axes[0].get_yscale() == "log"
+    ratio = plot_engine_comparison(summaries, "cost_usd", baseline="small").axes[0]
+    assert ratio.get_yscale() == "linear" and ratio.get_ylabel() == "cost usd (x small)"
+    assert [p.get_height() for p in ratio.patches] == [100.0, 1.0]
+
+
+def test_legend_moves_outside_with_many_runs() -> None:
+    from contextlab.plots import LEGEND_OUTSIDE_AT
+
+    rows = [
+        {
+            "transcript": "t",
+            "engine": f"e{i}",
+            "params": "",
+            "request": r,
+            "prompt_tokens": 100 + r + i,
+            "threshold_tokens": 500,
+            "context_length": 1000,
+            "compressed": False,
+        }
+        for i in range(LEGEND_OUTSIDE_AT)
+        for r in range(3)
+    ]
+    legend = plot_prompt_tokens(pd.DataFrame(rows)).axes[0].get_legend()
+    assert legend.get_bbox_to_anchor().x0 > legend.axes.bbox.x1 - 1  # anchored right of the axes
+
+
+def test_small_multiples_one_panel_per_run(sweep) -> None:
+    from contextlab.plots import plot_prompt_tokens_grid
+
+    figure = plot_prompt_tokens_grid(sweep.trace, sweep.compactions, ncols=1)
+    visible = [ax for ax in figure.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == ["passthrough\nthreshold 2,000", "sliding_window\nthreshold 2,000"]
+    for ax, engine in zip(visible, ("passthrough", "sliding_window"), strict=True):
+        expected = sweep.trace.loc[sweep.trace["engine"] == engine, "prompt_tokens"].to_numpy()
+        assert np.array_equal(np.asarray(ax.get_lines()[0].get_ydata()), expected)
+
+
+def test_cache_dips_are_explained_by_the_trace_row() -> None:
+    from contextlab.plots import cache_dips
+
+    run = pd.DataFrame(
+        {
+            "request": [0, 1, 2, 3, 4, 5],
+            "prompt_tokens": [100] * 6,
+            "prefix_tokens": [0, 90, 10, 90, 5, 90],
+            "compressed": [False, False, True, False, False, False],
+            "pruned": [False] * 6,
+            "select_context_used": [False] * 6,
+            "timestamp": [0.0, 10.0, 20.0, 30.0, 400.0, 410.0],
+        }
+    )
+    dips = cache_dips(run)
+    assert [(d.request, d.cause) for d in dips] == [(2, "compaction"), (4, "TTL expiry")]
+    assert dips[0].drop == pytest.approx(0.8)
+
+
+def test_sweep_cache_plot_labels_compaction_dips(sweep) -> None:
+    figure = plot_cache_hit_rate(sweep.trace)
+    texts = {t.get_text() for t in figure.axes[0].texts}
+    legend = {t.get_text() for t in figure.axes[0].get_legend().get_texts()}
+    assert "compaction" in texts and "dip: compaction" in legend
+
+
+def test_dashboard_figure_and_fact_retention_without_facts(sweep) -> None:
+    from contextlab.plots import plot_dashboard
+
+    figure = plot_dashboard(sweep.trace, sweep.compactions)
+    titles = [ax.get_title() for ax in figure.axes]
+    assert titles == [
+        "prompt tokens per request",
+        "cache hit rate",
+        "cumulative prompt tokens (no cache model)",
+        "fact retention",
+    ]
+    assert "no gold facts" in figure.axes[3].texts[0].get_text()
+
+
+def test_engine_table_most_important_columns_first(sweep) -> None:
+    from contextlab.plots import engine_table
+
+    table = engine_table(sweep.summaries)
+    assert list(table.columns) == [
+        "engine",
+        "status",
+        "prompt tokens",
+        "peak prompt",
+        "compactions",
+        "threshold",
+        "prefix share",
+        "overflows",
+        "violations",
+    ]
+    assert table["engine"].tolist() == ["passthrough", "sliding_window"]
+    totals = sweep.summaries.set_index("engine")["prompt_tokens_total"]
+    assert table.set_index("engine")["prompt tokens"].to_dict() == totals.to_dict()
+    assert engine_table(sweep.summaries, max_columns=3).columns.tolist() == [
+        "engine",
+        "status",
+        "prompt tokens",
+        "peak prompt",
+    ]

@@ -1,8 +1,11 @@
 """Opt-in real-browser test: JupyterLab on 127.0.0.1, Debian chromium driven by Playwright.
 
-Runs the dashboard notebook, moves the threshold slider with the keyboard, and checks that the
-readout and the plot changed. Skipped when ``/usr/bin/chromium`` or pytest-playwright is missing
-(``pip install -e '.[ui-test]'`` and ``apt-get install -y chromium``); select with ``-m ui``.
+Opens the committed dashboard notebook by double-clicking it in JupyterLab's file browser (no
+converted copy: the server's root holds the repository's notebooks/ files as committed), runs all
+cells, moves the threshold slider with the keyboard, and checks that the slider readout, the
+effective-threshold readout and the plot changed; saves a screenshot. Skipped when
+``/usr/bin/chromium`` or pytest-playwright is missing (``pip install -e '.[ui-test]'`` and
+``apt-get install -y chromium``); select with ``-m ui``.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -26,7 +30,6 @@ pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium"),
 ]
 pytest.importorskip("pytest_playwright", reason="needs the [ui-test] extra (pytest-playwright)")
-jupytext = pytest.importorskip("jupytext")
 from playwright.sync_api import Page, expect  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,8 +67,8 @@ def lab_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     notebooks = root / "work"
-    notebooks.mkdir()
-    jupytext.write(jupytext.read(REPO / "notebooks" / "04_dashboard.py"), notebooks / "dashboard.ipynb")
+    # The committed files as they are: the .ipynb a user double-clicks, its .py twin, jupytext.toml.
+    shutil.copytree(REPO / "notebooks", notebooks, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     token, port = secrets.token_hex(16), _free_port()
     env = {
         **os.environ,
@@ -104,7 +107,7 @@ def lab_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             if server.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"JupyterLab did not start; see {root / 'server.log'}")
             time.sleep(0.3)
-        yield f"{base}/lab/tree/dashboard.ipynb?token={token}"
+        yield f"{base}/lab?token={token}"
     finally:
         server.terminate()  # the server shuts its kernels down on SIGTERM
         try:
@@ -126,14 +129,22 @@ def _wait_idle(page: Page) -> None:
             raise AssertionError("the kernel never went idle")
 
 
-def test_slider_moves_replay_and_plot(page: Page, lab_url: str, tmp_path: Path) -> None:
-    page.set_viewport_size({"width": 1280, "height": 1600})
+def test_double_click_opens_the_dashboard_and_the_slider_replots(page: Page, lab_url: str, tmp_path: Path) -> None:
+    page.set_viewport_size({"width": 1400, "height": 1700})
     page.goto(lab_url)
+    item = page.locator(".jp-DirListing-item", has_text="05_dashboard.ipynb")
+    expect(item).to_be_visible(timeout=90_000)
+    item.dblclick()
+    expect(page.locator(".jp-NotebookPanel")).to_be_visible(timeout=60_000)
+    # A notebook opened (not the text editor): the document's cells are notebook cells.
+    expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_be_visible(timeout=60_000)
     page.wait_for_function(IDLE, timeout=90_000)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     _wait_idle(page)
     readout = page.locator(".widget-slider .widget-readout").first
-    expect(readout).to_have_text("0.50", timeout=60_000)  # the notebook's last cell left it at 0.5
+    expect(readout).to_have_text("0.80", timeout=120_000)  # the notebook's default, untouched by Run All
+    effective = page.locator(".widget-html", has_text="effective threshold").first
+    expect(effective).to_contain_text("compressor 102,400 tokens", timeout=60_000)
     image = page.locator(".jp-OutputArea-output img").first
     expect(image).to_be_visible(timeout=60_000)
     before = image.get_attribute("src")
@@ -142,9 +153,10 @@ def test_slider_moves_replay_and_plot(page: Page, lab_url: str, tmp_path: Path) 
     handle.focus()
     handle.press("ArrowRight")
     handle.press("ArrowRight")
-    expect(readout).to_have_text("0.60", timeout=30_000)
+    expect(readout).to_have_text("0.90", timeout=30_000)
     _wait_idle(page)
-    expect(image).not_to_have_attribute("src", before or "", timeout=60_000)
+    expect(effective).to_contain_text("compressor 115,200 tokens", timeout=90_000)
+    expect(image).not_to_have_attribute("src", before or "", timeout=90_000)
     table = page.locator(".jp-OutputArea-output table").first
     expect(table).to_contain_text("recent_turns")
     # Kept for a person to look at: set CONTEXTLAB_UI_SHOTS to a folder to keep it after the run.

@@ -111,3 +111,65 @@ def test_focus_turn_is_bounded_by_the_transcript(dashboard: Dashboard) -> None:
     assert dashboard.focus_turn.max == 2 and dashboard.focus_turn.value == 2
     assert dashboard.refreshes == refreshes + 2
     assert set(dashboard.result.trace["transcript"]) == {"short"}
+
+
+def test_readout_shows_each_engines_effective_threshold(dashboard: Dashboard) -> None:
+    assert "sliding_window</b> 3,000 tokens (75% of 4,000)" in dashboard.readout.value
+    dashboard.threshold.value = 0.3
+    assert "sliding_window</b> 1,200 tokens (30% of 4,000)" in dashboard.readout.value
+
+
+def test_readout_names_the_hosts_floor_for_the_compressor() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = Dashboard([make_transcript()], ["compressor"], context_lengths=(32_000,), threshold_percent=0.5)
+    assert "compressor</b> 27,200 tokens (85% of 32,000) <i>(the host&#x27;s floor)</i>" in d.readout.value
+    assert _summary(d, "compressor", "threshold_tokens") == 27_200
+
+
+def test_provider_picker_adds_the_cache_model(dashboard: Dashboard) -> None:
+    assert "cache_hit_rate" not in dashboard.result.summaries.columns
+    dashboard.provider.value = "openai:gpt-5.5"
+    summaries = dashboard.result.summaries
+    assert summaries["cache_profile"].eq("openai:gpt-5.5").all()
+    assert (summaries["cost_usd"] > 0).all()
+    assert dashboard.figure is not None and dashboard.figure.axes[2].get_ylabel() == "cumulative cost (USD)"
+
+
+def test_going_back_to_a_setting_reuses_its_replay(dashboard: Dashboard) -> None:
+    replays = dashboard.replays
+    dashboard.threshold.value = 0.5
+    dashboard.threshold.value = 0.75
+    assert dashboard.replays == replays + 1 and dashboard.refreshes == 3
+    assert _summary(dashboard, "sliding_window", "threshold_tokens") == 3000
+
+
+def test_four_panels_and_focus_suggestions(dashboard: Dashboard) -> None:
+    assert [ax.get_title() for ax in dashboard.figure.axes] == [
+        "prompt tokens per request",
+        "cache hit rate",
+        "cumulative prompt tokens (no cache model)",
+        "fact retention",
+    ]
+    from contextlab.focus import suggest_focus_topics
+
+    assert list(dashboard.focus.options) == suggest_focus_topics(dashboard.transcripts["long"])
+    dashboard.transcript.value = "short"
+    assert list(dashboard.focus.options) == suggest_focus_topics(dashboard.transcripts["short"])
+
+
+def test_compress_now_previews_what_each_engine_keeps(dashboard: Dashboard) -> None:
+    dashboard.focus_turn.value = 8
+    dashboard.focus.value = "record 2"
+    dashboard.compress_now.click()
+    assert set(dashboard.preview) == {"passthrough", "sliding_window"}
+    sliding = dashboard.preview["sliding_window"]
+    assert sliding.of("dropped") and sliding.turn == 8 and sliding.focus == "record 2"
+    assert dashboard.preview["passthrough"].note == "the engine changed nothing"
+    from contextlab.widgets import preview_html
+
+    markup = preview_html(dashboard.preview)
+    assert "sliding_window</b>: compress before turn 8 with focus &#x27;record 2&#x27;" in markup
+    assert f"dropped {len(sliding.of('dropped'))} (" in markup

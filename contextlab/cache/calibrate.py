@@ -290,17 +290,24 @@ def _summarize(
 
 
 def calibrate_many(
-    paths: list[Path], provider: str | None = None, **options: Any
+    paths: list[Path], provider: str | None = None, *, progress: bool | None = False, **options: Any
 ) -> tuple[pd.DataFrame, list[Calibration]]:
-    """Calibrate several transcripts; one summary row each (a failing file gets its error instead)."""
+    """Calibrate several transcripts; one summary row each (a failing file gets its error instead).
+    ``progress`` shows one bar over the files (None: on unless the environment turns bars off)."""
+    from contextlab.progress import progress_bar
+
     results: list[Calibration] = []
     rows: list[dict[str, Any]] = []
+    bar = progress_bar(len(paths), "calibrate", unit="transcript", enabled=progress if len(paths) > 1 else False)
     for path in paths:
         try:
             cal = calibrate(path, provider, **options)
         except ConfigError as error:
             rows.append({"transcript": path.name, "error": str(error)})
             continue
+        finally:
+            bar.update(1)
         results.append(cal)
         rows.append(cal.summary)
+    bar.close()
     return pd.DataFrame(rows), results

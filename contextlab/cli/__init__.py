@@ -1,29 +1,50 @@
 """The ``contextlab`` command line: one module per sub-command, each with ``register(subparsers)``.
 
-User mistakes (a missing file, bad JSON, an unknown engine, a bad option value) print one line
-``contextlab: error: ...`` and exit 2; they never show a traceback.
+Sub-commands are registered lazily: ``contextlab --help`` and ``contextlab --version`` import no
+sub-command module (so no pandas or matplotlib), and ``contextlab replay ...`` imports only
+``contextlab.cli.replay``. User mistakes (a missing file, bad JSON, an unknown engine, a bad option
+value) print one line ``contextlab: error: ...`` and exit 2; they never show a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
-from contextlab.errors import ContextLabError
+COMMANDS: dict[str, str] = {
+    "replay": "replay one transcript through an engine and summarize the run",
+    "bench": "sweep transcripts x engines x settings and write the result tables",
+    "report": "build a self-contained HTML report from bench output",
+    "engines": "list the engines you can replay (built-in and plugins)",
+    "check": "check an engine against the host contract (conformance kit)",
+    "calibrate": "compare simulated with recorded prompt-cache reads",
+    "convert": "convert a transcript file to contextlab's normalized JSONL",
+    "datasets": "list or regenerate the bundled generated conversations",
+    "inspect": "list a transcript file's conversations, requests, tokens and recorded usage",
+}
+"""Sub-command → its one-line help, in the order ``--help`` lists them (module ``contextlab.cli.<name>``).
+This table is the one place the one-line help lives, so ``--help`` needs no sub-command import."""
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "replay",
-    "bench",
-    "engines",
-    "check",
-    "calibrate",
-    "report",
-    "convert",
-    "datasets",
+DESCRIPTION = (
+    "Replay recorded agent conversations through a simulated Hermes Agent host and candidate context\n"
+    "engines; measure prompt tokens against the threshold, compactions, prompt-cache hits and cost,\n"
+    "and how many facts stay in context."
 )
-"""Sub-command modules under ``contextlab.cli``, in the order ``--help`` lists them."""
+
+EPILOG = """\
+start here:
+  contextlab datasets list
+  contextlab replay datasets/support-agent.jsonl.gz --engine compressor --context-length 128000
+  contextlab replay datasets/support-agent.jsonl.gz --engine compressor --cache anthropic:claude-sonnet-5-5
+  contextlab engines
+  contextlab bench datasets/support-agent.jsonl.gz --engine passthrough --engine compressor --out results
+
+Run `contextlab COMMAND --help` for the options of one command. Notebooks: notebooks/ (README)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,24 +52,86 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="contextlab", description=__doc__.splitlines()[0] if __doc__ else None)
+class _HelpFormat(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's line breaks, fits 100 columns, and aligns every command's help
+    (argparse sizes the column without the sub-command indent, so ``calibrate`` would wrap)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=24, width=100)
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if action.dest == "command":
+            self._action_max_length = max(self._action_max_length, 6 + max(map(len, COMMANDS)))
+
+
+class _TableHelp:
+    """A sub-parser action wrapper that takes each command's one-line help from :data:`COMMANDS`."""
+
+    def __init__(self, subparsers: Any) -> None:
+        self._subparsers = subparsers
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs["help"] = COMMANDS.get(name, kwargs.get("help"))
+        parser: argparse.ArgumentParser = self._subparsers.add_parser(name, **kwargs)
+        return parser
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv`` (the first word that is not an option), if any."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None, *, full: bool = False) -> argparse.ArgumentParser:
+    """The argument parser, with only the sub-command named in ``argv`` fully registered.
+
+    Args:
+        argv: The arguments about to be parsed (decides which sub-command module to import).
+        full: Register every sub-command (imports them all; for tests and docs).
+    """
+    parser = _Parser(
+        prog="contextlab",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=_HelpFormat,
+    )
     from contextlab import __version__
 
     parser.add_argument("--version", action="version", version=f"contextlab {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"contextlab.cli.{name}").register(subparsers)
+    chosen = chosen_command(sys.argv[1:] if argv is None else argv)
+    for name, help_line in COMMANDS.items():
+        if full or name == chosen:
+            importlib.import_module(f"contextlab.cli.{name}").register(_TableHelp(subparsers))
+        else:
+            subparsers.add_parser(name, help=help_line)  # a name in the list; its options load on use
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``contextlab`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    chosen = chosen_command(words)
+    if chosen is not None and chosen not in COMMANDS:
+        close = difflib.get_close_matches(chosen, list(COMMANDS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (choose from {', '.join(COMMANDS)})"
+        print(f"contextlab: error: unknown command {chosen!r}{hint}", file=sys.stderr)
+        return 2
+    parser = build_parser(words)
+    args = parser.parse_args(words)
+    warnings.showwarning = _one_line_warning
+    from contextlab.errors import ContextLabError
+    from contextlab.transcripts.warning_lines import warning_lines
+
     try:
-        code = args.run(args)
+        with warning_lines():  # import warnings: one line each, a few, then a count
+            code = args.run(args)
     except ContextLabError as error:
         print(f"contextlab: error: {error}", file=sys.stderr)
         return 2
@@ -58,6 +141,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     return int(code or 0)
+
+
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """Warnings in the CLI read as one line for a person, not a source location."""
+    print(f"contextlab: warning: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", default=None, metavar="FILE", help="write the per-request frame (.csv or .parquet)")
     parser.add_argument("--plot", default=None, metavar="FILE.png", help="save the calibration plot (first transcript)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per transcript")
+    parser.add_argument(
+        "--index", type=int, default=0, help="which conversation of a multi-conversation file (default 0)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -68,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--plot {args.plot}: folder does not exist")
     options = engine_params(args.option)
     paths = _paths(args.path)
-    summary, results = calibrate_many(paths, args.provider, policy=args.policy, **options)
+    summary, results = calibrate_many(
+        paths, args.provider, progress=False if args.json else None, policy=args.policy, index=args.index, **options
+    )
     if len(paths) == 1 and not results:
         raise ConfigError(str(summary["error"].iloc[0]))  # one file that cannot be calibrated: a user error
     if out is not None and results:
@@ -89,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
     print(render(summary))
     if len(results) == 1:
         print("\nlargest disagreements:")
-        print(format_table(results[0].worst(5)))
+        worst = results[0].worst(5)
+        shown = ["request", "timestamp", "recorded_total", "recorded_read", "simulated_read", "read_error"]
+        print(format_table(worst[[c for c in shown if c in worst.columns]]))
     return 0 if results else 1
 
 

@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         context_length=args.context_length,
         threads=max(1, args.threads),
         full=args.full,
+        progress=None if not args.json else False,
     )
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.format())
     return 0 if report.ok else 1

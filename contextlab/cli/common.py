@@ -45,6 +45,12 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for uid minting (default 0)")
     parser.add_argument(
+        "--usage-model",
+        choices=("exact", "rough", "recorded"),
+        default="exact",
+        help="prompt tokens reported to the engine: exact (tiktoken), rough (the host's estimate), recorded",
+    )
+    parser.add_argument(
         "--param",
         action="append",
         default=[],
@@ -61,6 +67,7 @@ def host_settings(args: argparse.Namespace) -> HostSettings:
         model=args.model,
         encoding=args.encoding,
         seed=args.seed,
+        usage_model=getattr(args, "usage_model", "exact"),
     )
 
 
@@ -79,9 +86,63 @@ def engine_params(pairs: list[str]) -> dict[str, Any]:
     return params
 
 
-def format_table(frame: pd.DataFrame) -> str:
-    """A plain, aligned text table (no index)."""
-    return frame.to_string(index=False)
+TABLE_WIDTH = 100
+"""Tables the CLI prints fit this many columns (a standard terminal with room to spare)."""
+
+MIN_CELL = 12
+"""A text column is never cut below this many characters."""
+
+
+def format_table(frame: pd.DataFrame, width: int = TABLE_WIDTH) -> str:
+    """A plain, aligned text table (no index) that fits ``width`` columns.
+
+    Timestamps (datetime columns, and epoch seconds in a ``timestamp`` column) print as dates. When
+    the table is too wide the widest text column is cut with an ellipsis, then the next, down to
+    :data:`MIN_CELL` characters each; if that is not enough, the last columns are left out and a line
+    under the table names them.
+    """
+    shown = frame.copy()
+    dates: set[str] = set()
+    for column in shown.columns:
+        if pd.api.types.is_datetime64_any_dtype(shown[column]) or str(column) == "timestamp":
+            dates.add(str(column))  # a cut date is no date: never shortened
+        if pd.api.types.is_datetime64_any_dtype(shown[column]):
+            shown[column] = shown[column].dt.strftime("%Y-%m-%d %H:%M")
+        elif str(column) == "timestamp" and pd.api.types.is_numeric_dtype(shown[column]):
+            stamps = pd.to_datetime(shown[column], unit="s", utc=True, errors="coerce")
+            shown[column] = stamps.dt.strftime("%Y-%m-%d %H:%M:%S").fillna("")
+    text_columns = [
+        c for c in shown.columns if shown[c].dtype == object or pd.api.types.is_string_dtype(shown[c].dtype)
+    ]
+    for column in text_columns:
+        shown[column] = shown[column].map(lambda v: "" if v is None or v is pd.NA else str(v)).astype(object)
+    rendered = shown.to_string(index=False)
+    while _width(rendered) > width:
+        widths = {c: int(shown[c].map(len).max() or 0) for c in text_columns if len(shown) and str(c) not in dates}
+        cuttable = {c: w for c, w in widths.items() if w > MIN_CELL}
+        if not cuttable:
+            break
+        column = max(cuttable, key=lambda c: cuttable[c])
+        keep = max(MIN_CELL, cuttable[column] - (_width(rendered) - width))
+        shown[column] = shown[column].map(lambda v, k=keep: ellipsize(v, k))
+        rendered = shown.to_string(index=False)
+    left_out: list[str] = []
+    while _width(rendered) > width and len(shown.columns) > 1:
+        left_out.insert(0, str(shown.columns[-1]))
+        shown = shown.iloc[:, :-1]
+        rendered = shown.to_string(index=False)
+    if left_out:
+        rendered += "\n" + ellipsize(f"(not shown to fit {width} columns: {', '.join(left_out)})", width)
+    return rendered
+
+
+def ellipsize(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the last one an ellipsis when anything was cut."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def _width(rendered: str) -> int:
+    return max((len(line) for line in rendered.splitlines()), default=0)
 
 
 def check_output_path(path: str | None) -> Path | None:
@@ -93,7 +154,20 @@ def check_output_path(path: str | None) -> Path | None:
         raise ConfigError(f"--out {path}: use a .csv or .parquet file name")
     if not out.parent.exists():
         raise ConfigError(f"--out {path}: folder {out.parent} does not exist")
+    check_writable(out, "--out")
     return out
+
+
+def check_writable(out: Path, option: str) -> None:
+    """Refuse an output path the run could not write, before any work is done."""
+    import os
+
+    if out.is_dir():
+        raise ConfigError(f"{option} {out}: is a folder, expected a file name")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise ConfigError(f"{option} {out}: file is not writable")
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {out}: folder {out.parent} is not writable")
 
 
 def _positive_int(text: str) -> int:
@@ -122,10 +196,8 @@ def _fraction(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value > 1 and value <= 100:
-        value /= 100  # accept 50 as 50%
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a percent, got {text!r}")
+    if not 0 < value <= 1:  # also refuses NaN; "50" is not silently read as 50%
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], e.g. 0.5, got {text!r}")
     return value
 
 

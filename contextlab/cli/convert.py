@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from contextlab.cli.common import check_writable
 from contextlab.errors import ConfigError
 from contextlab.transcripts import convert_file
 
@@ -26,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"OUT {args.output}: use a .jsonl or .jsonl.gz file name")
     if not out.parent.exists():
         raise ConfigError(f"OUT {args.output}: folder {out.parent} does not exist")
+    check_writable(out, "OUT")
     written = convert_file(args.input, out, index=args.index)
     messages = sum(len(t.messages) for t in written)
     requests = sum(t.n_requests for t in written)

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
                 "source": r["source"],
                 "version": r["version"],
                 "available": "yes" if r["available"] else f"no: {r['error']}",
-                "description": r["description"][:70],
+                "description": r["description"],  # format_table cuts it to fit
             }
             for r in rows
         ]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import pandas as pd
-
 from contextlab.api import replay
 from contextlab.cli.common import (
     add_host_options,
@@ -14,10 +12,11 @@ from contextlab.cli.common import (
     cache_observers,
     check_output_path,
     configured_run,
-    format_table,
 )
-from contextlab.host.trace import summary_json
+from contextlab.host.trace import TIMING_COLUMNS, summary_json
+from contextlab.progress import LONG_REPLAY_REQUESTS, ReplayProgress
 from contextlab.transcripts import load_transcript
+from contextlab.transcripts.facts import load_facts
 
 SUMMARY_FIELDS = [
     ("requests", "requests"),
@@ -44,6 +43,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", default=None, metavar="FILE", help="write the per-request trace (.csv or .parquet)")
     parser.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
     parser.add_argument(
+        "--facts",
+        default=None,
+        metavar="FILE",
+        help="gold facts to probe for retention (JSON Lines sidecar; see docs/transcripts.md)",
+    )
+    parser.add_argument(
+        "--no-timing",
+        action="store_true",
+        help="leave the wall-time columns out of --out and --json, so repeated runs give identical bytes",
+    )
+    parser.add_argument(
         "--cache",
         action="append",
         default=[],
@@ -59,9 +69,16 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     out = check_output_path(args.out)
     transcript = load_transcript(args.path, args.index)
+    if args.facts is not None:
+        transcript.facts = load_facts(args.facts, transcript)
     observers = cache_observers(args.cache, args.cache_policy)
     (engine,), settings, params = configured_run(args, [args.engine] if args.engine else [])
+    if not args.json and transcript.n_requests >= LONG_REPLAY_REQUESTS:
+        observers.append(ReplayProgress(f"replay {engine}"))
     result = replay(transcript, engine, settings, params=params, observers=observers)
+    if args.no_timing:
+        result.trace = result.trace.drop(columns=[c for c in result.trace.columns if c in TIMING_COLUMNS])
+        result.summary = {k: v for k, v in result.summary.items() if k not in TIMING_COLUMNS}
     if out is not None:
         result.write(out)
     if args.json:
@@ -74,17 +91,54 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render_summary(summary: dict[str, Any]) -> str:
-    """A two-column human summary of one run."""
-    head = f"{summary['transcript']} x {summary['engine']} ({summary['params']})"
-    rows = []
+    """A two-column human summary of one run: setup (model, window, effective threshold), the
+    measurements, and one row per cache profile with its hit rate and cost."""
+    params = summary.get("params")
+    head = f"{summary['transcript']} x {summary['engine']}" + (f" ({params})" if params else "")
+    rows = [{"metric": label, "value": value} for label, value in setup_rows(summary)]
     for key, label in SUMMARY_FIELDS:
         value = summary.get(key)
         rows.append({"metric": label, "value": f"{value:.1%}" if key.endswith("share") else f"{value:,}"})
-    for key in ("cache_hit_rate", "cost_usd", "fact_retention_mean", "fact_retention_final"):
+    for key in ("fact_retention_mean", "fact_retention_final"):
         if key in summary:
-            value = summary[key]
-            shown = f"${value:,.4f}" if key == "cost_usd" else f"{value:.1%}"
-            rows.append({"metric": key.replace("_", " "), "value": shown})
+            rows.append({"metric": key.replace("_", " "), "value": f"{summary[key]:.1%}"})
+    rows.extend({"metric": label, "value": value} for label, value in cache_rows(summary))
     if summary.get("status") != "ok":
         rows.append({"metric": "status", "value": f"FAILED: {summary.get('error')}"})
-    return head + "\n" + format_table(pd.DataFrame(rows))
+    width = max(len(r["metric"]) for r in rows)
+    return "\n".join([head, *(f"  {r['metric']:<{width}}  {r['value']}" for r in rows)])
+
+
+def setup_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """Model, window and the effective threshold (with why it differs from the setting)."""
+    from contextlab.thresholds import threshold_label
+
+    window = int(summary.get("context_length") or 0)
+    rows = [("model", str(summary.get("model") or "?")), ("context length", f"{window:,}")]
+    if "threshold_tokens" in summary:
+        note = str(summary.get("threshold_note") or "")
+        label = threshold_label(int(summary["threshold_tokens"]), window)
+        if note:
+            label += f", {note.partition(': ')[2]}"
+        elif summary.get("threshold_percent") is not None:
+            label += f", threshold_percent {summary['threshold_percent']:g}"
+        rows.append(("threshold (effective)", label))
+    return rows
+
+
+def cache_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """One row per simulated cache profile, by name: hit rate, write share and cost."""
+    rows = []
+    for key in [k for k in summary if k == "cache_profile" or k.endswith(".cache_profile")]:
+        prefix = key[: -len("cache_profile")]
+        rate = summary.get(f"{prefix}cache_hit_rate")
+        cost = summary.get(f"{prefix}cost_usd")
+        parts = []
+        if rate is not None:
+            parts.append(f"hit rate {rate:.1%}")
+        if cost is not None and cost == cost:  # NaN: the model has no price row
+            parts.append(f"cost ${cost:,.4f}")
+        rows.append((f"cache {summary[key]}", ", ".join(parts)))
+    if rows and summary.get("cache_policy"):
+        rows.append(("cache markers", str(summary["cache_policy"])))
+    return rows

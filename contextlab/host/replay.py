@@ -26,7 +26,9 @@ from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
+from contextlab.host.usage_model import reported_prompt_tokens
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
+from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.tokens import (
     REPLY_PRIMING_TOKENS,
     ExactCounter,
@@ -96,6 +98,7 @@ class ReplayHost:
         self._attempts = 0
         self._turn_index = 0
         self._rough_fixed = 0
+        self._rewritten = False
         self._request_index = 0
         self._row_triggers: list[str] = []
         self._row_pruned = False
@@ -104,6 +107,7 @@ class ReplayHost:
         self.rows: list[dict[str, Any]] = []
         self.compaction_rows: list[dict[str, Any]] = []
         self.warnings: list[str] = []
+        self.threshold_note: str | None = None
 
     @property
     def history(self) -> list[Message]:
@@ -135,12 +139,27 @@ class ReplayHost:
             "model": self.model,
             "context_length": self.settings.context_length,
             "threshold_tokens": int(self.engine.threshold_tokens),
+            "threshold_percent": self.settings.threshold_percent,
+            "threshold_note": self.threshold_note or "",
             "status": status,
             "error": error,
         }
         summary = summarize(trace, compactions, base, extra)
         summary["wall_s"] = time.perf_counter() - started
         return ReplayResult(trace, compactions, summary, status, error, self.warnings, self.engine)
+
+    def _note_threshold(self) -> None:
+        """Say once when ``threshold_percent`` did not give percent x window (docs/notebooks.md)."""
+        note = threshold_note(
+            self._labels["engine"],
+            self.settings.threshold_percent,
+            self.settings.context_length,
+            int(self.engine.threshold_tokens),
+        )
+        if note:
+            self.threshold_note = note
+            self.warnings.append(note)
+            warn_clamped_once(note)
 
     def _start_session(self) -> None:
         for observer in self.observers:
@@ -153,6 +172,7 @@ class ReplayHost:
         if settings.model_thresholds:
             engine.model_thresholds = dict(settings.model_thresholds)  # type: ignore[attr-defined]
         self._required("update_model", self.model, settings.context_length, "", "", settings.provider, "")
+        self._note_threshold()
         if self._session_hooks:
             self._call_optional(
                 "on_session_start",
@@ -383,7 +403,16 @@ class ReplayHost:
         )
         for observer in self.observers:
             row.update(observer.observe(view))
-        usage = self._usage(prompt, completion, row, recorded.reasoning_tokens if recorded else 0)
+        reported = reported_prompt_tokens(
+            self.settings.usage_model,
+            exact=prompt,
+            rough=rough,
+            recorded=recorded.prompt_tokens if recorded else None,
+            rewritten=self._rewritten,
+        )
+        row["usage_model"] = self.settings.usage_model
+        row["usage_prompt_tokens"] = reported
+        usage = self._usage(reported, completion, row, recorded.reasoning_tokens if recorded else 0)
         self._engine_ms += request.engine_ms
         row["engine_ms"] = self._engine_ms
         self.rows.append(row)  # the request was sent, whatever the engine does with its usage
@@ -393,15 +422,15 @@ class ReplayHost:
         self._required("update_from_response", dict(usage))
         row["engine_ms"] += self._engine_ms - started
         self._engine_ms = 0.0
-        if self._pending_verdict and 0 < prompt < self.engine.threshold_tokens:
+        if self._pending_verdict and 0 < reported < self.engine.threshold_tokens:
             self._attempts = 0  # the host re-arms once a compaction is confirmed by real usage
         self._pending_verdict = False
         self._awaiting_usage = False
 
         self._append([assistant])
         stamp_identity(self.history, self.minter, start=len(self.history) - 1)
-        self._anchor = (prompt + completion, len(self.history))
-        self._real_floor = prompt
+        self._anchor = (reported + completion, len(self.history))
+        self._real_floor = reported
         if step.tool_indices:
             for index in step.tool_indices:
                 self._tick(index)
@@ -467,6 +496,7 @@ class ReplayHost:
         result = self.runner.compress(before, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
         self._engine_ms += result.duration_ms
         outcome, reason, new = self._judge(result, before, rough_before)
+        reason = reason or engine_failure_note(self.engine)
         rough_after = self._rough_request(new) if new is not None else rough_before
         self._record_pass(trigger, focus_topic, outcome, reason, before, new, rough_before, rough_after, result)
         if new is None:
@@ -520,6 +550,7 @@ class ReplayHost:
         self.working.append(recorded)
 
     def _commit(self, new: list[Message], trigger: str | None) -> None:
+        self._rewritten = True  # recorded usage no longer describes any later request
         stamp_identity(new, self.minter)
         self.working.replace(new)
         self._anchor = None  # the recorded usage no longer describes this history
@@ -551,8 +582,9 @@ class ReplayHost:
     ) -> None:
         summary_tokens = 0
         if new is not None:
-            old_keys = {freeze(m) for m in before}
-            fresh = [m for m in new if freeze(m) not in old_keys]
+            # Compared as sent: metadata keys a compaction adds (``_compaction_tail``) are not new content.
+            old_keys = {freeze(self.memo.wire(m)) for m in before}
+            fresh = [m for m in new if freeze(self.memo.wire(m)) not in old_keys]
             summary_tokens = sum(self.memo.exact(self.memo.wire(m)) for m in fresh)
         self.compaction_rows.append(
             {
@@ -633,3 +665,12 @@ def run_replay(
         counter=counter,
     )
     return host.run()
+
+
+def engine_failure_note(engine: ContextEngine) -> str | None:
+    """Why the engine's last ``compress`` fell back or did nothing, when it says (an optional
+    ``last_failure`` attribute, e.g. the compressor's summarizer failure), for the compactions frame."""
+    failure = getattr(engine, "last_failure", None)
+    if failure is None or failure == "":
+        return None
+    return f"summarizer failed: {failure}"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from contextlab.errors import ConfigError
+from contextlab.host.usage_model import USAGE_MODELS
 from contextlab.tokens import DEFAULT_ENCODING
 
 MAX_ATTEMPTS_CAP = 10
@@ -35,6 +36,8 @@ class HostSettings:
         request_gap_s: Virtual seconds between requests when the transcript has no timestamps.
         session_id: Session id given to ``on_session_start``; default derived from the transcript.
         manual_compactions: ``{turn index: focus topic or None}``: a ``/compress`` before that turn.
+        usage_model: The prompt tokens reported back to the engine: ``"exact"`` (default),
+            ``"rough"`` (the host's rough estimate) or ``"recorded"`` (see :mod:`contextlab.host.usage_model`).
     """
 
     context_length: int = 200_000
@@ -54,6 +57,7 @@ class HostSettings:
     request_gap_s: float = 30.0
     session_id: str | None = None
     manual_compactions: dict[int, str | None] = field(default_factory=dict)
+    usage_model: str = "exact"
 
     def __post_init__(self) -> None:
         if self.context_length <= 0:
@@ -64,6 +68,8 @@ class HostSettings:
             raise ConfigError(f"compress_timeout_s must be positive, got {self.compress_timeout_s}")
         if self.fixed_overhead_tokens < 0:
             raise ConfigError(f"fixed_overhead_tokens must be >= 0, got {self.fixed_overhead_tokens}")
+        if self.usage_model not in USAGE_MODELS:
+            raise ConfigError(f"usage_model must be one of {', '.join(USAGE_MODELS)}, got {self.usage_model!r}")
         # The host parses max_attempts with a floor of 1 and a hard cap of 10.
         object.__setattr__(self, "max_attempts", max(1, min(MAX_ATTEMPTS_CAP, int(self.max_attempts))))
 
@@ -82,4 +88,6 @@ class HostSettings:
             parts.append(f"pct={self.threshold_percent:g}")
         if self.fixed_overhead_tokens:
             parts.append(f"overhead={self.fixed_overhead_tokens}")
+        if self.usage_model != "exact":
+            parts.append(f"usage={self.usage_model}")
         return ",".join(parts)

@@ -24,6 +24,8 @@ TRACE_COLUMNS: list[str] = [
     "prompt_tokens",
     "prompt_tokens_rough",
     "pressure_tokens",
+    "usage_model",
+    "usage_prompt_tokens",
     "completion_tokens",
     "threshold_tokens",
     "context_length",

@@ -7,24 +7,42 @@ import json
 import re
 import warnings
 from pathlib import Path
+from typing import Any
 
 from contextlab.errors import TranscriptError
 from contextlab.messages import validate_messages
 from contextlab.transcripts import (
+    aider,
     anthropic,
     claude_code,
+    codex,
+    gemini,
+    hermes,
     mini_swe_agent,
     native,
     openai_chat,
+    openhands,
+    otel,
+    proxy_log,
     sharegpt,
     swe_agent,
     tau_bench,
 )
-from contextlab.transcripts.io import parse_json, parse_jsonl, read_text
+from contextlab.transcripts.formats import FORMATS, unknown_format
+from contextlab.transcripts.io import (
+    GZIP_MAGIC,
+    SQLITE_MAGIC,
+    BadNumber,
+    decode_text,
+    parse_json,
+    parse_jsonl,
+    read_raw,
+)
 from contextlab.transcripts.issues import TranscriptWarning
 from contextlab.transcripts.model import CompactionEvent, GoldFact, RecordedUsage, Transcript
 
 __all__ = [
+    "FORMATS",
     "CompactionEvent",
     "GoldFact",
     "RecordedUsage",
@@ -37,17 +55,6 @@ __all__ = [
 ]
 
 
-FORMATS: tuple[str, ...] = (
-    "contextlab (native JSONL)",
-    "claude-code (session and subagent JSONL)",
-    "tau-bench (result JSON)",
-    "mini-swe-agent (.traj.json)",
-    "swe-agent (.traj)",
-    "sharegpt (conversations with from/value; Hermes Agent trajectories)",
-    "anthropic (Messages API request/response JSON)",
-    "openai (chat JSON and JSONL)",
-)
-"""The formats :func:`load_transcripts` recognises, in sniffing order."""
 VIOLATIONS_KEY = "structural_violations"
 
 
@@ -65,6 +72,10 @@ def load_transcripts(path: str | Path) -> list[Transcript]:
     gc.disable()
     try:
         found = _sniff_and_load(path)
+    except BadNumber as error:  # a usage count deep inside an importer: name the file at least
+        raise TranscriptError(str(path), None, str(error)) from None
+    except RecursionError:
+        raise TranscriptError(str(path), None, "nested too deeply to be a transcript") from None
     finally:
         if paused:
             gc.enable()
@@ -76,7 +87,14 @@ def load_transcripts(path: str | Path) -> list[Transcript]:
 def record_violations(transcript: Transcript) -> None:
     """List the structural violations the source really has in ``metadata`` (and warn about them),
     so that a converted transcript never hides them."""
-    found = [str(v) for v in validate_messages(transcript.messages)]
+    last = len(transcript.messages) - 1
+    # A recording that ends on a tool call is the normal agent step (the call was being run when the
+    # log ended, or the request/response pair was logged alone): not a structural problem.
+    found = [
+        str(v)
+        for v in validate_messages(transcript.messages)
+        if not (v.rule == "unanswered_tool_call" and v.index == last)
+    ]
     if found:
         transcript.metadata[VIOLATIONS_KEY] = found
         warnings.warn(
@@ -90,31 +108,70 @@ def record_violations(transcript: Transcript) -> None:
 
 
 def _sniff_and_load(path: Path) -> list[Transcript]:
-    text = read_text(path)
+    raw = read_raw(path)
+    if raw.startswith(SQLITE_MAGIC):
+        return hermes.load_state_db(path)
+    if raw[:2] == GZIP_MAGIC:
+        import gzip
+
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as error:
+            raise TranscriptError(str(path), None, f"truncated or corrupt gzip data ({error})") from None
+    text = decode_text(path, raw)
     start = _first_non_space(text, 0)
     if start < 0:
         raise TranscriptError(str(path), None, "empty file: expected a JSON or JSON Lines transcript")
+    if text[start] not in "[{":
+        if aider.looks_like_llm_history(text):
+            return aider.load_llm_history(path, text)
+        if aider.looks_like_chat_history(text):
+            return aider.load_chat_history(path, text)
+        if not text[start].isdigit() and text[start] not in '"-tfn':
+            raise unknown_format(str(path), None)
     if _is_jsonl(text, start):
-        rows = parse_jsonl(path, text)
-        if native.is_native(rows[0][1]):
-            return native.load(path, rows)
-        if claude_code.looks_like(rows):
-            return claude_code.load(path, rows)
-        if sharegpt.looks_like_rows(rows):
-            return sharegpt.load_rows(path, rows)
-        if anthropic.looks_like_rows(rows):
-            return anthropic.load_rows(path, rows)
-        return openai_chat.load_jsonl(path, rows)
+        return _load_rows(path, parse_jsonl(path, text))
     document = parse_json(path, text)
     if native.is_native(document):  # a native file holding one transcript without messages
         return native.load(path, [(1, document)])
     if claude_code.looks_like([(1, document)]):  # a one-line session log
         return claude_code.load(path, [(1, document)])
-    for module in (tau_bench, mini_swe_agent, swe_agent, sharegpt, anthropic):
+    if codex.looks_like_rows([(1, document)]):  # a one-line rollout
+        return codex.load_rows(path, [(1, document)])
+    for module in (tau_bench, mini_swe_agent, codex, openhands, swe_agent, gemini, sharegpt, proxy_log, anthropic):
         if module.looks_like(document):
             loaded: list[Transcript] = module.load(path, document)
             return loaded
+    if hermes.looks_like_session(document):
+        return hermes.load_session(path, document)
+    if otel.looks_like(document):
+        return otel.load(path, document)
+    if not openai_chat.looks_like(document):
+        raise unknown_format(str(path), document)
     return openai_chat.load_json(path, document)
+
+
+def _load_rows(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
+    first = rows[0][1]
+    if native.is_native(first):
+        return native.load(path, rows)
+    if claude_code.looks_like(rows):
+        return claude_code.load(path, rows)
+    if codex.looks_like_rows(rows):
+        return codex.load_rows(path, rows)
+    if proxy_log.looks_like_rows(rows):
+        return proxy_log.load_rows(path, rows)
+    if sharegpt.looks_like_rows(rows):
+        return sharegpt.load_rows(path, rows)
+    if openhands.looks_like_rows(rows):
+        return openhands.load_rows(path, rows)
+    if anthropic.looks_like_rows(rows):
+        return anthropic.load_rows(path, rows)
+    if otel.looks_like_rows(rows):
+        return otel.load_rows(path, rows)
+    if not openai_chat.looks_like_rows(rows):
+        raise unknown_format(str(path), first)
+    return openai_chat.load_jsonl(path, rows)
 
 
 def load_transcript(path: str | Path, index: int = 0) -> Transcript:

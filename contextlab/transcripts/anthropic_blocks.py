@@ -15,6 +15,7 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
+from contextlab.transcripts.io import token_count
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage
 
@@ -164,16 +165,17 @@ def tool_message(block: dict[str, Any], source: str, where: str, log: ImportLog)
 
 
 def usage_from_anthropic(usage: Any) -> RecordedUsage | None:
-    """Anthropic ``usage``: the prompt is uncached input plus cache writes plus cache reads."""
+    """Anthropic ``usage``: the prompt is uncached input plus cache writes plus cache reads.
+
+    Raises:
+        BadNumber: a count is ``NaN``, ``Infinity``, negative or not a number.
+    """
     if not isinstance(usage, dict):
         return None
-    try:
-        uncached = int(usage.get("input_tokens") or 0)
-        write = int(usage.get("cache_creation_input_tokens") or 0)
-        read = int(usage.get("cache_read_input_tokens") or 0)
-        output = int(usage.get("output_tokens") or 0)
-    except (TypeError, ValueError):
-        return None
+    uncached = token_count(usage.get("input_tokens"), "usage.input_tokens")
+    write = token_count(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens")
+    read = token_count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens")
+    output = token_count(usage.get("output_tokens"), "usage.output_tokens")
     return RecordedUsage(
         prompt_tokens=uncached + write + read,
         completion_tokens=output,

@@ -48,9 +48,20 @@ def dumps(t: Transcript | list[Transcript]) -> str:
     """The file text: deterministic (sorted keys, no timestamps of its own)."""
     lines: list[str] = []
     for one in t if isinstance(t, list) else [t]:
-        lines.append(json.dumps(header_of(one), sort_keys=True, ensure_ascii=False))
-        lines += [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in one.messages]
+        lines.append(_line(header_of(one)))
+        lines += [_line(m) for m in one.messages]
     return "\n".join(lines) + "\n"
+
+
+def _line(value: Any) -> str:
+    """One JSON line, UTF-8 where possible; a lone surrogate (valid in JSON, not encodable as UTF-8)
+    makes that line ASCII-escaped, so nothing is lost and the file stays valid UTF-8."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, sort_keys=True, ensure_ascii=True)
+    return text
 
 
 def dump(t: Transcript | list[Transcript], path: str | Path) -> None:

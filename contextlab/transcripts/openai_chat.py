@@ -3,15 +3,52 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
-from contextlab.messages import ROLES
+from contextlab.messages import ROLES, deterministic_tool_call_id
+from contextlab.transcripts.io import token_count
+from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage, Transcript
+from contextlab.transcripts.per_request import Step, is_growing, rebuild
 
 _ROLE_ALIASES = {"developer": "system"}
+
+
+def upgrade_legacy_functions(raw: list[Any]) -> list[Any]:
+    """OpenAI's legacy function calling in today's form: an assistant ``function_call`` becomes a
+    one-entry ``tool_calls`` (with the host's deterministic id, the legacy API had none) and the
+    ``function`` message answering it a ``tool`` message carrying that id."""
+    if not any(isinstance(m, dict) and (m.get("role") == "function" or "function_call" in m) for m in raw):
+        return raw
+    out: list[Any] = []
+    open_id: str | None = None
+    for i, message in enumerate(raw):
+        if not isinstance(message, dict):
+            out.append(message)
+            continue
+        call = message.get("function_call")
+        if message.get("role") == "assistant" and isinstance(call, dict) and isinstance(call.get("name"), str):
+            arguments = call.get("arguments", "")
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            open_id = deterministic_tool_call_id(call["name"], text, i)
+            upgraded = {k: v for k, v in message.items() if k != "function_call"}
+            upgraded["tool_calls"] = [
+                {"id": open_id, "type": "function", "function": {"name": call["name"], "arguments": text}}
+            ]
+            out.append(upgraded)
+        elif message.get("role") == "function":
+            upgraded = {k: v for k, v in message.items() if k != "role"}
+            upgraded["role"] = "tool"
+            upgraded["tool_call_id"] = open_id or deterministic_tool_call_id(str(message.get("name", "")), "", i)
+            open_id = None
+            out.append(upgraded)
+        else:
+            out.append(message)
+    return out
 
 
 def check_message(value: Any, source: str, where: str) -> Message:
@@ -69,6 +106,7 @@ def transcript_from_messages(
     """Build a :class:`Transcript` from a message list, lifting the leading system message out."""
     if not raw:
         raise TranscriptError(source, where_prefix.rsplit(",", 1)[0] if "," in where_prefix else None, "no messages")
+    raw = upgrade_legacy_functions(raw)
     messages = [check_message(m, source, f"{where_prefix} {i}") for i, m in enumerate(raw)]
     system_prompt = None
     if messages and messages[0]["role"] == "system":
@@ -93,18 +131,44 @@ def transcript_from_messages(
 
 
 def usage_from_openai(usage: dict[str, Any]) -> RecordedUsage:
-    """An OpenAI chat ``usage`` object (cached tokens inside ``prompt_tokens_details``)."""
+    """An OpenAI chat ``usage`` object (cached tokens inside ``prompt_tokens_details``).
+
+    Raises:
+        BadNumber: a count is ``NaN``, ``Infinity``, negative or not a number.
+    """
     details = usage.get("prompt_tokens_details") or {}
     completion_details = usage.get("completion_tokens_details") or {}
     return RecordedUsage(
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cache_read_tokens=int((details.get("cached_tokens") if isinstance(details, dict) else 0) or 0),
-        reasoning_tokens=int(
-            (completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else 0) or 0
+        prompt_tokens=token_count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+        completion_tokens=token_count(usage.get("completion_tokens"), "usage.completion_tokens"),
+        cache_read_tokens=token_count(
+            details.get("cached_tokens") if isinstance(details, dict) else None,
+            "usage.prompt_tokens_details.cached_tokens",
+        ),
+        reasoning_tokens=token_count(
+            completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else None,
+            "usage.completion_tokens_details.reasoning_tokens",
         ),
         raw=dict(usage),
     )
+
+
+def looks_like(document: Any) -> bool:
+    """A message list, an object with ``messages``, one message, or a list of conversations."""
+    if isinstance(document, dict):
+        return "messages" in document or isinstance(document.get("role"), str)
+    if isinstance(document, list):
+        # Close enough for the OpenAI loader to name the bad field precisely.
+        return bool(document) and all(
+            isinstance(x, dict) and bool(x.keys() & {"messages", "role", "content", "tool_calls"}) for x in document[:3]
+        )
+    return False
+
+
+def looks_like_rows(rows: list[tuple[int, Any]]) -> bool:
+    """Messages one a line, or conversations (lists or objects with ``messages``) one a line."""
+    first = rows[0][1]
+    return isinstance(first, list) or looks_like(first)
 
 
 def load_json(path: Path, document: Any) -> list[Transcript]:
@@ -143,6 +207,36 @@ def _from_object(obj: dict[str, Any], source: str, transcript_id: str, where: st
     )
 
 
+def _growing(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
+    """A log whose every line is the full message list of one request (its response last)."""
+    source = str(path)
+    log = ImportLog(source)
+    steps = []
+    for number, value in rows:
+        where = f"line {number}"
+        obj = value if isinstance(value, dict) else {"messages": value}
+        raw = obj.get("messages")
+        if not isinstance(raw, list):
+            raise TranscriptError(source, where, "expected a conversation (a list or an object with 'messages')")
+        checked = [
+            check_message(m, source, f"{where}, message {i}") for i, m in enumerate(upgrade_legacy_functions(raw))
+        ]
+        system = None
+        if checked and checked[0]["role"] == "system" and isinstance(checked[0].get("content"), str):
+            system = checked.pop(0)["content"]
+        recorded = obj.get("usage")
+        for message in checked:
+            inner = message.pop("usage", None)  # usage belongs to the response, not the message
+            if message is checked[-1] and isinstance(inner, dict):
+                recorded = inner
+        response = checked.pop() if checked and checked[-1]["role"] == "assistant" else None
+        usage = usage_from_openai(recorded) if isinstance(recorded, dict) and response is not None else None
+        tools = [t for t in obj.get("tools") or [] if isinstance(t, dict)] if isinstance(obj.get("tools"), list) else []
+        model = obj.get("model") if isinstance(obj.get("model"), str) else None
+        steps.append(Step(checked, response, usage, system, tools, model, None, where, "openai"))
+    return rebuild(steps, source, path.name.split(".")[0], "openai", log, {})
+
+
 def load_jsonl(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
     """JSON Lines: one message per line, or one conversation (list or object) per line."""
     source = str(path)
@@ -151,6 +245,11 @@ def load_jsonl(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
         raise TranscriptError(source, None, "empty file: expected JSON Lines with messages")
     first = rows[0][1]
     if isinstance(first, list) or (isinstance(first, dict) and "messages" in first):
+        lists: list[Any] = [
+            v if isinstance(v, list) else v.get("messages") if isinstance(v, dict) else [] for _, v in rows
+        ]
+        if is_growing(lists):
+            return _growing(path, rows)
         out = []
         for number, value in rows:
             if isinstance(value, list):
@@ -164,5 +263,8 @@ def load_jsonl(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
                     source, f"line {number}", "expected a conversation (a list or an object with 'messages')"
                 )
         return out
-    messages = [check_message(value, source, f"line {number}") for number, value in rows]
+    upgraded = upgrade_legacy_functions([value for _, value in rows])
+    messages = [
+        check_message(value, source, f"line {number}") for (number, _), value in zip(rows, upgraded, strict=True)
+    ]
     return [transcript_from_messages(messages, source, stem)]

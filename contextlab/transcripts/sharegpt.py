@@ -2,9 +2,13 @@
 
 Roles: ``system``, ``human``/``user``, ``gpt``/``assistant``, ``tool``/``function``/``observation``.
 In assistant turns, ``<tool_call>{"name": ..., "arguments": ...}</tool_call>`` blocks become
-``tool_calls`` (ids from the block when present, else the host's deterministic id) and
-``<think>...</think>`` becomes ``reasoning_content``; a tool turn holds one ``<tool_response>``
-block per call, each becoming a ``tool`` message answering the calls in order. Tool schemas listed
+``tool_calls`` and ``<think>...</think>`` becomes ``reasoning_content``; a tool turn holds one
+``<tool_response>`` block per call, each becoming a ``tool`` message. Hermes writes the calls without
+ids and often puts the provider's id inside the response, the same one every time (``qwen_tc_0``): a
+call keeps its id only when it is present and unique in the conversation (else it gets the host's
+deterministic id), and a response answers the open call carrying its id only when that id is unique
+among the open calls; otherwise responses pair with calls by position (the first open call of the
+same name, else the first open call). Tool schemas listed
 in the system prompt's ``<tools>...</tools>`` block become :attr:`Transcript.tools` (and leave the
 prompt, so they are not counted twice). A file is one object, a list of objects, or JSON Lines.
 """
@@ -84,6 +88,7 @@ def _conversation(path: Path, obj: dict[str, Any], transcript_id: str, where: st
     system_prompt: str | None = None
     tools: list[dict[str, Any]] = []
     open_calls: list[dict[str, Any]] = []  # calls of the latest assistant turn not yet answered
+    seen_ids: set[str] = set()  # call ids used so far: ids must be unique in a conversation
     for i, turn in enumerate(obj["conversations"]):
         at = f"{where}turn {i}"
         if not isinstance(turn, dict):
@@ -106,7 +111,7 @@ def _conversation(path: Path, obj: dict[str, Any], transcript_id: str, where: st
         elif role == "user":
             messages.append({"role": "user", "content": value})
         elif role == "assistant":
-            message = _assistant(value, len(messages), source, at, log)
+            message = _assistant(value, len(messages), seen_ids, at, log)
             open_calls = list(message.get("tool_calls") or [])
             messages.append(message)
         else:
@@ -117,6 +122,8 @@ def _conversation(path: Path, obj: dict[str, Any], transcript_id: str, where: st
     metadata = {k: v for k, v in obj.items() if k != "conversations"}
     if tools:
         metadata["tools_from_system_prompt"] = True
+    else:
+        tools = _listed_tools(obj.get("tools"))
     model = obj.get("model") if isinstance(obj.get("model"), str) else None
     return Transcript(
         transcript_id=str(obj.get("id") or transcript_id),
@@ -128,6 +135,20 @@ def _conversation(path: Path, obj: dict[str, Any], transcript_id: str, where: st
         model=model,
         metadata=log.into(metadata),
     )
+
+
+def _listed_tools(value: Any) -> list[dict[str, Any]]:
+    """Tool schemas from the trajectory's own ``tools`` field (Hermes stores it as JSON text)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    if not isinstance(value, list) or not all(isinstance(s, dict) for s in value):
+        return []
+    return [
+        s if s.get("type") == "function" and "function" in s else {"type": "function", "function": s} for s in value
+    ]
 
 
 def _system(value: str, source: str, where: str, log: ImportLog) -> tuple[str, list[dict[str, Any]]]:
@@ -156,7 +177,7 @@ def _system(value: str, source: str, where: str, log: ImportLog) -> tuple[str, l
     return prompt, tools
 
 
-def _assistant(value: str, index: int, source: str, where: str, log: ImportLog) -> Message:
+def _assistant(value: str, index: int, seen_ids: set[str], where: str, log: ImportLog) -> Message:
     calls: list[dict[str, Any]] = []
     for k, block in enumerate(TOOL_CALL.findall(value)):
         try:
@@ -169,10 +190,13 @@ def _assistant(value: str, index: int, source: str, where: str, log: ImportLog) 
             continue
         arguments = parsed.get("arguments", {})
         text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-        call_id = parsed.get("id") if isinstance(parsed.get("id"), str) else None
+        call_id = parsed.get("id") if isinstance(parsed.get("id"), str) and parsed.get("id") else None
+        if call_id is None or call_id in seen_ids:
+            call_id = deterministic_tool_call_id(parsed["name"], text, index * 100 + k)
+        seen_ids.add(call_id)
         calls.append(
             {
-                "id": call_id or deterministic_tool_call_id(parsed["name"], text, index * 100 + k),
+                "id": call_id,
                 "type": "function",
                 "function": {"name": parsed["name"], "arguments": text},
             }
@@ -205,25 +229,34 @@ def _tool_messages(
     out: list[Message] = []
     for k, block in enumerate(blocks):
         content: Any = block
-        call_id: str | None = None
+        named: str | None = None
+        claimed: str | None = None
         try:
             parsed = json.loads(block)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):
-            if isinstance(parsed.get("tool_call_id"), str):
-                call_id = parsed["tool_call_id"]
-            name = parsed.get("name")
-            if call_id is None and isinstance(name, str):
-                call_id = next((c["id"] for c in open_calls if c["function"]["name"] == name), None)
+            claimed = parsed.get("tool_call_id") if isinstance(parsed.get("tool_call_id"), str) else None
+            named = parsed.get("name") if isinstance(parsed.get("name"), str) else None
             if "content" in parsed:
                 inner = parsed["content"]
                 content = inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False)
-        if call_id is None and open_calls:
-            call_id = open_calls[0]["id"]
+        call_id = _answered_call(open_calls, claimed, named)
         if call_id is None:
             log.warn(f"{where}, tool_response {k}", "no tool call to answer; kept with an orphan id")
             call_id = f"orphan_{k}"
         open_calls[:] = [c for c in open_calls if c["id"] != call_id]
         out.append({"role": "tool", "tool_call_id": call_id, "content": content})
     return out
+
+
+def _answered_call(open_calls: list[dict[str, Any]], claimed: str | None, named: str | None) -> str | None:
+    """The open call a response answers: by its id when that id is unique among the open calls,
+    else by position (the first open call of the same name, else the first open call)."""
+    if claimed is not None and sum(1 for c in open_calls if c["id"] == claimed) == 1:
+        return claimed
+    if named is not None:
+        same_name = next((c["id"] for c in open_calls if c["function"]["name"] == named), None)
+        if same_name is not None:
+            return str(same_name)
+    return str(open_calls[0]["id"]) if open_calls else None

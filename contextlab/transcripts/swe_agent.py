@@ -23,11 +23,17 @@ BOOKKEEPING = frozenset({"agent", "message_type", "thought", "action", "is_demo"
 
 
 def looks_like(document: Any) -> bool:
-    """A SWE-agent trajectory: an object with a ``history`` list and ``trajectory`` or ``info``."""
+    """A SWE-agent trajectory: an object with a ``history`` list of messages (``trajectory`` and
+    ``info`` usually beside it; some files hold only ``history``)."""
+    if not isinstance(document, dict) or not isinstance(document.get("history"), list):
+        return False
+    if "trajectory" in document or "info" in document:
+        return True
+    history = document["history"]
     return (
-        isinstance(document, dict)
-        and isinstance(document.get("history"), list)
-        and ("trajectory" in document or "info" in document)
+        "messages" not in document
+        and bool(history)
+        and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in history[:3])
     )
 
 

@@ -23,7 +23,9 @@ def test_mini_swe_agent_runs_under_a_small_threshold(shared_transcripts: Path) -
         assert int(result.trace["violations"].sum()) == 0, path.name
         assert not result.warnings, (path.name, result.warnings)
         compactions += int(result.trace["compressed"].sum())
-    assert compactions >= 100
+    # Fewer than before the upstream rules: a no-op now backs off for 300 s (no strike) and a pass
+    # whose summary would grow the history is refused, as upstream's compaction wrapper does.
+    assert compactions >= 50
 
 
 def test_tau_bench_runs_with_a_tiny_threshold(shared_transcripts: Path) -> None:
@@ -38,4 +40,4 @@ def test_tau_bench_runs_with_a_tiny_threshold(shared_transcripts: Path) -> None:
         )
         assert result.status == "ok" and int(result.trace["violations"].sum()) == 0, transcript.transcript_id
         compactions += int(result.trace["compressed"].sum())
-    assert compactions >= 20
+    assert compactions >= 5  # see above: structural backoff and the growth refusal

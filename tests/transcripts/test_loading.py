@@ -83,7 +83,7 @@ def test_gzip_is_detected_by_content(tmp_path: Path) -> None:
         ('[{"role": "tool", "content": "x"}]', "message 0", "field 'tool_call_id'"),
         ('[{"role": "assistant", "tool_calls": "x"}]', "message 0", "field 'tool_calls'"),
         ('{"messages": 3}', None, "field 'messages'"),
-        ('"just a string"', None, "expected a JSON list"),
+        ('"just a string"', None, "not a format contextlab reads"),
         ('{"role": "user", "content": "a"}\n{"role": "user", "content": \n', "line 2", "invalid JSON"),
         ('{"role": "user", "content": "a"}\n[1, 2]\n', "line 2", "expected a message object"),
     ],

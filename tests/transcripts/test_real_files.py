@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -53,3 +54,46 @@ def test_cli_convert_round_trip(shared_transcripts: Path, tmp_path: Path, capsys
     assert main(["convert", str(tau), str(tmp_path / "tau.jsonl.gz"), "--index", "3"]) == 0
     (one,) = load_transcripts(tmp_path / "tau.jsonl.gz")
     assert one == load_transcripts(tau)[3]
+
+
+def test_real_sessions_as_claude_trace_rebuild_into_one_conversation(shared_transcripts: Path, tmp_path: Path) -> None:
+    """Every request of a real Claude Code session logged as a claude-trace entry (full history, thinking
+    in the response only) rebuilds the same conversation, with every request's usage kept."""
+    from contextlab.transcripts.per_request import message_key
+    from tests.transcripts.transcript_samples import as_claude_trace
+
+    session = next((shared_transcripts / "claude-code").glob("ae4a77f8-*.jsonl"))
+    (original,) = load_transcripts(session)
+    path = tmp_path / "log-2026.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in as_claude_trace(original)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (rebuilt,) = load_transcripts(path)
+    assert rebuilt.source_format == "claude-trace" and rebuilt.n_requests == original.n_requests == 217
+    assert [message_key(m) for m in rebuilt.messages] == [message_key(m) for m in original.messages]
+    assert sorted(rebuilt.usage) == sorted(original.usage)
+    assert [u.prompt_tokens for _, u in sorted(rebuilt.usage.items())] == [
+        u.prompt_tokens for _, u in sorted(original.usage.items())
+    ]
+    assert validate_messages(rebuilt.messages) == []
+
+
+def test_real_conversations_as_hermes_trajectories_pair_with_zero_violations(
+    shared_transcripts: Path, tmp_path: Path
+) -> None:
+    """tau-bench's 200 real conversations written the way Hermes saves trajectories (id-less calls, the
+    same provider id in every response) load with 0 structural violations and the calls in order."""
+    from tests.transcripts.transcript_samples import as_hermes_trajectory
+
+    originals = load_transcripts(shared_transcripts / "tau-bench-airline" / "gpt-4o-airline.json")
+    path = tmp_path / "trajectories.jsonl"
+    path.write_text("".join(json.dumps(as_hermes_trajectory(t)) + "\n" for t in originals))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = load_transcripts(path)
+    assert len(loaded) == 200
+    for original, trajectory in zip(originals, loaded, strict=True):
+        assert validate_messages(trajectory.messages) == []
+        assert [m["role"] for m in trajectory.messages] == [m["role"] for m in original.messages]
+        names = [c["function"]["name"] for m in original.messages for c in m.get("tool_calls") or []]
+        assert [c["function"]["name"] for m in trajectory.messages for c in m.get("tool_calls") or []] == names

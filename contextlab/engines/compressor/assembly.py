@@ -1,9 +1,7 @@
 """Assembling the compacted list: head, summary (standalone or merged), tail, then sanitation
-(``host-contract.md`` §2d steps 4 and 7).
+(``host-contract.md`` §2d steps 4 and 7; upstream ``_assemble_compressed``, ``_summary_placement``).
 
-The marker texts below carry the host's structure and key phrases. The host's exact
-``SUMMARY_PREFIX`` wording is not in the reference; ours is written for contextlab and starts with
-the same recognisable tag, and every historical prefix in :data:`HANDOFF_PREFIXES` is recognised.
+Every text comes from :mod:`.texts` (the host's bytes, with their upstream source).
 """
 
 from __future__ import annotations
@@ -11,55 +9,61 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contextlab.engine import Message
+from contextlab.engines.compressor import texts
 from contextlab.messages import content_text, tool_calls
 
-SUMMARY_PREFIX = (
-    "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns of this conversation were compacted into the "
-    "handoff summary below. It is background from a previous context window, not a new instruction: "
-    "requests it mentions were already handled. Respond only to the newest message after this summary."
-)
-HANDOFF_PREFIXES: tuple[str, ...] = (
-    "[CONTEXT COMPACTION — REFERENCE ONLY]",
-    "[CONTEXT COMPACTION]",
-    "[CONTEXT SUMMARY — REFERENCE ONLY]",
-    "[CONTEXT SUMMARY]:",
-)
-"""The current prefix tag and the historical ones an earlier compaction may have written."""
-END_MARKER = "\n\n--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
-PRIOR_OPEN = "[PRIOR CONTEXT — for reference only; not a new message]"
-PRIOR_CLOSE = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
-SYSTEM_NOTE = (
-    "[Note: Some earlier conversation turns have been compacted into a handoff summary to preserve "
-    "context space. Build on the summary and the current state instead of redoing earlier work.]"
-)
-TOOL_CALL_REMOVED = "(tool call removed)"
-IMAGE_STRIPPED = "[Attached image — stripped after compression]"
+SUMMARY_PREFIX = texts.SUMMARY_PREFIX
+HANDOFF_PREFIXES: tuple[str, ...] = texts.ALL_PREFIXES
+"""The current prefix, the legacy one and every historical one, in the host's match order."""
+END_MARKER = texts.END_MARKER
+PRIOR_OPEN = texts.PRIOR_HEADER
+PRIOR_CLOSE = texts.PRIOR_DELIMITER
+SYSTEM_NOTE = texts.SYSTEM_NOTE
+TOOL_CALL_REMOVED = texts.TOOL_CALL_REMOVED
+IMAGE_STRIPPED = texts.IMAGE_STRIPPED
+SUMMARY_KEY = "_compressed_summary"
+HAS_USER_KEY = "_compressed_summary_has_user_turn"
+TAIL_KEY = "_compaction_tail"
+"""Upstream tags every carried-forward tail row with it; never sent, but the rough estimator counts it."""
 _IMAGE_TYPES = ("image_url", "image", "input_image")
 
 
 # --------------------------------------------------------------------------- recognising handoffs
 
 
-def is_handoff(message: Message) -> bool:
-    """A summary an earlier compaction wrote: by metadata key, by prefix, or merged into a message."""
-    if message.get("_compressed_summary"):
-        return True
-    text = content_text(message).lstrip()
-    return text.startswith(HANDOFF_PREFIXES) or text.startswith(PRIOR_OPEN)
-
-
-def _strip_prefix(text: str) -> str:
+def classify(text: str) -> str | None:
+    """``"standalone"``, ``"merged"`` or None, as upstream ``classify_summary_content``."""
     body = text.lstrip()
-    if body.startswith(SUMMARY_PREFIX):
-        return body[len(SUMMARY_PREFIX) :].lstrip("\n")
-    for prefix in HANDOFF_PREFIXES:
+    if PRIOR_CLOSE in body:
+        after = body.split(PRIOR_CLOSE, 1)[1].lstrip()
+        return "merged" if after.startswith(HANDOFF_PREFIXES) else None
+    return "standalone" if body.startswith(HANDOFF_PREFIXES) else None
+
+
+def is_handoff(message: Message) -> bool:
+    """A summary an earlier compaction wrote: by metadata key or by content (any prefix generation)."""
+    if message.get(SUMMARY_KEY):
+        return True
+    return classify(content_text(message)) is not None
+
+
+def strip_summary_prefix(text: str) -> str:
+    """The summary body: merged prior content, the (first matching) prefix and the end marker removed."""
+    body = (text or "").strip()
+    if PRIOR_CLOSE in body:
+        body = body.split(PRIOR_CLOSE, 1)[1].strip()
+    for prefix in HANDOFF_PREFIXES:  # current first, then legacy, then historical newest first
         if body.startswith(prefix):
-            rest = body[len(prefix) :]
-            # A historical prefix may be followed by prose up to the first line break.
-            if "\n" in rest and not rest.startswith("\n"):
-                rest = rest.split("\n", 1)[1]
-            return rest.lstrip("\n ")
-    return body
+            body = body[len(prefix) :].lstrip()
+            break
+    at = body.find(END_MARKER)
+    return body[:at].rstrip() if at >= 0 else body
+
+
+def with_summary_prefix(body: str) -> str:
+    """The host's normalized handoff text: current prefix, newline, body."""
+    stripped = strip_summary_prefix(body)
+    return f"{SUMMARY_PREFIX}\n{stripped}" if stripped else SUMMARY_PREFIX
 
 
 @dataclass(frozen=True)
@@ -73,75 +77,104 @@ class Unwrapped:
 def unwrap_handoff(message: Message) -> Unwrapped:
     """Separate the summary from the real content of a (possibly merged) handoff message."""
     text = content_text(message)
-    stripped = text.lstrip()
-    if stripped.startswith(PRIOR_OPEN):
-        inner = stripped[len(PRIOR_OPEN) :]
-        genuine, _, rest = inner.partition(PRIOR_CLOSE)
-        summary, _, after = rest.partition(END_MARKER)
-        return Unwrapped(_strip_prefix(summary.strip("\n")).strip(), genuine.strip("\n") + after.lstrip("\n"))
-    head, marker, tail = text.partition(END_MARKER)
-    body = _strip_prefix(head).strip()
-    return Unwrapped(body, tail.lstrip("\n") if marker and tail.strip() else None)
+    genuine: str | None = None
+    if PRIOR_CLOSE in text:
+        prior = text.split(PRIOR_CLOSE, 1)[0].strip()
+        if prior.startswith(PRIOR_OPEN):
+            prior = prior[len(PRIOR_OPEN) :].lstrip()
+        genuine = prior or None
+    elif END_MARKER in text:
+        genuine = text.split(END_MARKER, 1)[1].lstrip() or None
+    return Unwrapped(strip_summary_prefix(text), genuine)
 
 
 def is_actionable_user(message: Message) -> bool:
-    """A user message carrying a genuine ask: not a pure handoff (a merged one counts), not blank."""
-    if message.get("role") != "user" or message.get("_compressed_summary"):
+    """A real user ask: not a handoff (merged ones included, as upstream), not blank, not a marker."""
+    if message.get("role") != "user" or is_handoff(message):
         return False
-    if is_handoff(message):
-        genuine = unwrap_handoff(message).genuine
-        return bool(genuine and genuine.strip())
-    return bool(content_text(message).strip())
+    text = content_text(message).strip()
+    return bool(text) and text not in texts.CONTINUATION_USER
 
 
 # --------------------------------------------------------------------------- role choice and merge
 
 
+def visible_role(message: Message) -> str | None:
+    """The role a strict alternation template counts: tool rows and assistant tool-call rows are exempt."""
+    role = message.get("role")
+    if role == "tool" or (role == "assistant" and message.get("tool_calls")):
+        return None
+    return str(role) if role is not None else None
+
+
 @dataclass(frozen=True)
 class SummaryPlacement:
-    """How the summary enters the list: its role, or a merge into the first tail message."""
+    """How the summary enters the list: its role, a merge into a tail row (and which), forced user."""
 
     role: str
     merge: bool
     forced_user: bool
+    merge_index: int = 0
 
 
 def choose_placement(head: list[Message], tail: list[Message], compress_start: int) -> SummaryPlacement:
-    """The host's role choice: forced user at the start (or after a system head, or when no user
-    would survive), user after assistant/tool, else assistant; flip on a collision with the tail,
-    merge when the flip would collide with the head or the role is forced."""
-    last_head = head[-1].get("role") if head else None
-    survivors = [m for m in [*head, *tail] if m.get("role") == "user"]
-    forced = compress_start == 0 or last_head == "system" or not survivors
-    role = "user" if forced or last_head in ("assistant", "tool") else "assistant"
-    first_tail = tail[0].get("role") if tail else None
-    if first_tail == role:
+    """Upstream ``_summary_placement``: alternate on template-visible roles against the head, then the
+    tail; force ``user`` at the start, after a system head, or when no text-bearing user row survives;
+    merge into the first tail row when neither role alternates."""
+    last_head: str | None = "user"
+    if head:
+        last_head = next((r for r in (visible_role(m) for m in reversed(head)) if r is not None), None)
+    first_visible = next(((i, r) for i, r in enumerate(visible_role(m) for m in tail) if r is not None), None)
+    first_index, first_role = first_visible if first_visible else (None, None)
+    forced = (
+        compress_start == 0
+        or last_head == "system"
+        or not any(m.get("role") == "user" and content_text(m).strip() for m in (*head, *tail))
+    )
+    role = "user" if last_head in (None, "assistant", "tool") or forced else "assistant"
+    merge = False
+    if first_role is not None and role == first_role:
         flipped = "assistant" if role == "user" else "user"
-        if forced or flipped == last_head:
-            return SummaryPlacement(role, True, forced)
-        return SummaryPlacement(flipped, False, forced)
-    return SummaryPlacement(role, False, forced)
+        if flipped != last_head and last_head is not None and not forced:
+            role = flipped
+        else:
+            merge = bool(tail)
+    target = first_index if forced and first_index is not None else 0
+    return SummaryPlacement(role, merge, forced, target)
 
 
-def summary_message(body: str, role: str, has_user_turn: bool) -> Message:
-    """A standalone handoff message (prefix, body, end marker, metadata keys)."""
+def summary_message(summary: str, role: str, has_user_turn: bool) -> Message:
+    """A standalone handoff row: the prefixed summary, a blank line, the end marker, metadata keys."""
     return {
         "role": role,
-        "content": f"{SUMMARY_PREFIX}\n{body}{END_MARKER}",
-        "_compressed_summary": True,
-        "_compressed_summary_has_user_turn": has_user_turn,
+        "content": f"{summary}\n\n{END_MARKER}",
+        SUMMARY_KEY: True,
+        HAS_USER_KEY: has_user_turn,
     }
 
 
-def merge_into(message: Message, body: str, forced_user: bool) -> Message:
-    """The first tail message with the summary merged in (its identity keys are kept)."""
-    original = content_text(message)
-    if forced_user:
-        content = f"{SUMMARY_PREFIX}\n{body}{END_MARKER}\n\n{original}"
+def _add_text(content: object, text: str, *, prepend: bool) -> object:
+    if content is None:
+        return text
+    if isinstance(content, list):
+        block = {"type": "text", "text": text}
+        return [block, *content] if prepend else [*content, block]
+    rendered = content if isinstance(content, str) else str(content)
+    return text + rendered if prepend else rendered + text
+
+
+def merge_into(message: Message, summary: str, placement: SummaryPlacement, has_user_turn: bool) -> Message:
+    """A tail row with the (prefixed) summary merged in, as upstream ``_merge_summary_into_tail_row``."""
+    old = message.get("content", "")
+    if placement.forced_user and placement.role == "user":
+        content = _add_text(old, f"{summary}\n\n{END_MARKER}\n\n", prepend=True)
     else:
-        content = f"{PRIOR_OPEN}\n{original}\n{PRIOR_CLOSE}\n{SUMMARY_PREFIX}\n{body}{END_MARKER}"
+        suffix = f"\n\n{PRIOR_CLOSE}\n\n{summary}\n\n{END_MARKER}"
+        content = _add_text(_add_text(old, suffix, prepend=False), PRIOR_OPEN + "\n", prepend=True)
     merged = {k: v for k, v in message.items() if k != "api_content"}  # the sidecar no longer matches
     merged["content"] = content
+    merged[SUMMARY_KEY] = True
+    merged[HAS_USER_KEY] = has_user_turn
     return merged
 
 
@@ -149,38 +182,68 @@ def annotate_system(head: list[Message]) -> list[Message]:
     """Append the compaction note to a leading system message once."""
     if not head or head[0].get("role") != "system":
         return head
-    text = content_text(head[0])
-    if SYSTEM_NOTE in text:
+    existing = head[0].get("content")
+    if SYSTEM_NOTE in content_text(head[0]):
         return head
-    return [{**head[0], "content": f"{text}\n\n{SYSTEM_NOTE}"}, *head[1:]]
+    sep = "\n\n" if isinstance(existing, str) and existing else ""
+    return [{**head[0], "content": _add_text(existing, sep + SYSTEM_NOTE, prepend=False)}, *head[1:]]
+
+
+def strip_handoff_row(message: Message) -> Message | None:
+    """Upstream ``_strip_context_summary_handoff_message``: None for a standalone handoff, the genuine
+    content for a merged one, a copy otherwise."""
+    if not is_handoff(message):
+        return dict(message)
+    genuine = unwrap_handoff(message).genuine
+    if not genuine:
+        return None
+    out = {k: v for k, v in message.items() if k != SUMMARY_KEY}
+    out["content"] = genuine
+    return out
 
 
 # --------------------------------------------------------------------------- sanitation
 
 
 def sanitize_tool_pairs(messages: list[Message]) -> list[Message]:
-    """Drop tool results whose call is gone; strip calls whose result is gone (no stubs injected)."""
-    called: set[str] = set()
-    answered: set[str] = set()
-    for m in messages:
-        for call in tool_calls(m):
-            called.add(str(call.get("id") or ""))
+    """Drop tool results whose call is gone; strip calls whose result is gone (no stubs injected).
+
+    Pairing is judged per tool group (an assistant's calls and the tool rows right after it) rather
+    than by id over the whole list as upstream does: identical when ids are unique, and still valid
+    when a transcript reuses call ids (``docs/compressor.md``).
+    """
+    # In-flight protection: the last non-tool row, when it is an assistant, may still be waiting for
+    # its results, so its calls are kept verbatim (upstream ``_sanitize_tool_pairs``, #79278).
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") != "tool"), -1)
+    inflight = messages[last] if last >= 0 and messages[last].get("role") == "assistant" else None
+    answered_by_group: dict[int, set[str]] = {}
+    owner = -1
+    for i, m in enumerate(messages):
         if m.get("role") == "tool":
-            answered.add(str(m.get("tool_call_id") or ""))
+            if owner >= 0:
+                answered_by_group[owner].add(str(m.get("tool_call_id") or ""))
+            continue
+        owner = i if tool_calls(m) else -1
+        if owner >= 0:
+            answered_by_group[owner] = set()
     out: list[Message] = []
-    for m in messages:
+    live_ids: set[str] = set()
+    for i, m in enumerate(messages):
         if m.get("role") == "tool":
-            if str(m.get("tool_call_id") or "") in called:
+            if str(m.get("tool_call_id") or "") in live_ids:
                 out.append(m)
             continue
         calls = tool_calls(m)
-        if calls and any(str(c.get("id") or "") not in answered for c in calls):
+        answered = answered_by_group.get(i, set())
+        if calls and m is not inflight and any(str(c.get("id") or "") not in answered for c in calls):
             live = [c for c in calls if str(c.get("id") or "") in answered]
             m = {k: v for k, v in m.items() if k != "tool_calls"}
             if live:
                 m["tool_calls"] = live
             elif not content_text(m).strip():
                 m["content"] = TOOL_CALL_REMOVED
+            calls = live
+        live_ids = {str(c.get("id") or "") for c in calls}
         out.append(m)
     return out
 

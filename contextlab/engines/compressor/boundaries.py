@@ -16,6 +16,8 @@ from contextlab.messages import content_text, tool_calls
 MIN_TAIL_FLOOR = 3
 MIN_TAIL_CAP = 8
 SOFT_CEILING = 1.5
+TAIL_WINDOW_FRACTION = 0.20
+ACTIVE_TASK_MAX_CHARS = 1_400
 HEAD_SCAN_EXTRA = 4
 
 
@@ -41,35 +43,35 @@ def align_backward(messages: list[Message], index: int) -> int:
     return index
 
 
-def last_real_user(messages: list[Message]) -> int | None:
-    for i in range(len(messages) - 1, -1, -1):
+def last_real_user(messages: list[Message], head_end: int = 0) -> int | None:
+    """The newest actionable user turn at or after ``head_end`` (upstream ``_find_last_user_message_idx``)."""
+    for i in range(len(messages) - 1, head_end - 1, -1):
         if is_actionable_user(messages[i]):
             return i
     return None
 
 
-def _last_assistant_reply(messages: list[Message]) -> int | None:
-    """The newest assistant message with user-visible text (not a pure tool-call row)."""
-    for i in range(len(messages) - 1, -1, -1):
+def _last_assistant(messages: list[Message], head_end: int) -> int | None:
+    """The newest text-bearing non-summary assistant at or after ``head_end``, else the newest
+    non-summary assistant of any kind (upstream ``_find_last_assistant_message_idx``)."""
+    last_any: int | None = None
+    for i in range(len(messages) - 1, head_end - 1, -1):
         message = messages[i]
-        if (
-            message.get("role") == "assistant"
-            and content_text(message).strip()
-            and not tool_calls(message)
-            and not is_handoff(message)
-        ):
+        if message.get("role") != "assistant" or is_handoff(message):
+            continue
+        if last_any is None:
+            last_any = i
+        if content_text(message).strip():
             return i
-    return None
+    return last_any
 
 
-def _group_end(messages: list[Message], index: int) -> int:
-    """Index just past the assistant reply (and its tool results) that follows ``index``."""
-    j = index + 1
-    if j < len(messages) and messages[j].get("role") == "assistant":
-        j += 1
-        while j < len(messages) and messages[j].get("role") == "tool":
-            j += 1
-    return j
+def turn_pair_end(messages: list[Message], user: int) -> int:
+    """Index just past ``user``, its assistant reply and that reply's tool results."""
+    j = user + 1
+    if j >= len(messages) or messages[j].get("role") != "assistant":
+        return j
+    return align_forward(messages, j + 1)
 
 
 def min_tail(available: int, protect_last_n: int) -> int:
@@ -77,6 +79,27 @@ def min_tail(available: int, protect_last_n: int) -> int:
     if available <= 1:
         return 0
     return min(max(MIN_TAIL_FLOOR, min(protect_last_n, MIN_TAIL_CAP)), max(MIN_TAIL_FLOOR, available - 2), available)
+
+
+def soft_ceiling(budget: int, context_length: int) -> int:
+    """Upstream ``_tail_soft_ceiling``: 1.5 × budget, never past 20% of the window, never under budget."""
+    ceiling = int(budget * SOFT_CEILING)
+    if context_length > 0:
+        ceiling = min(ceiling, int(context_length * TAIL_WINDOW_FRACTION))
+    return max(ceiling, budget)
+
+
+def _walk(costs: list[int], head_end: int, ceiling: int, floor: int, *, cut_at_break: bool) -> tuple[int, int]:
+    """Upstream ``_walk_tail_budget``: newest first down to ``head_end`` inclusive."""
+    n = len(costs)
+    acc = 0
+    cut = n
+    for i in range(n - 1, head_end - 1, -1):
+        if acc + costs[i] > ceiling and n - i >= floor:
+            return (i if cut_at_break else cut), acc
+        acc += costs[i]
+        cut = i
+    return cut, acc
 
 
 def tail_cut_by_tokens(
@@ -87,69 +110,80 @@ def tail_cut_by_tokens(
     protect_last_n: int,
     min_tail_user_messages: int = 1,
     costs: list[int] | None = None,
+    context_length: int = 0,
 ) -> int:
-    """``compress_end``: the first tail index, cut by token budget with the host's guarantees.
+    """``compress_end``: the first tail index (upstream ``_find_tail_cut_by_tokens``).
 
     Args:
         messages: The (pruned) history.
-        head_end: ``compress_start``; the middle is at least one message long when possible.
-        budget: The tail token budget; the walk may go up to 1.5 × budget (soft ceiling).
+        head_end: ``compress_start``.
+        budget: The tail token budget; optional rows may go to the soft ceiling.
         protect_last_n: Drives the minimum tail size.
         min_tail_user_messages: Keep at least this many real user messages in the tail.
         costs: Precomputed per-message budget tokens (computed when omitted).
+        context_length: The window (caps the soft ceiling at 20% of it).
     """
     n = len(messages)
     if costs is None:
         costs = [message_budget_tokens(m) for m in messages]
-    available = n - head_end - 1
+    available = max(0, n - head_end - 1)
     floor = min_tail(available, protect_last_n)
-
-    def walk(limit: float) -> tuple[int, bool]:
-        acc = 0
-        cut = n
-        for i in range(n - 1, head_end, -1):
-            kept = n - cut
-            if kept >= floor and acc + costs[i] > limit:
-                return cut, False
-            acc += costs[i]
-            cut = i
-        return cut, True
-
-    cut, everything_fit = walk(SOFT_CEILING * budget)
-    if everything_fit:
-        cut, _ = walk(budget)
-    cut = min(cut, n - floor)
-    cut = min(max(cut, head_end + 1), n)
+    ceiling = soft_ceiling(budget, context_length)
+    # The count floor only binds when the ceiling cannot even hold that many empty rows.
+    walk_floor = 0 if ceiling >= floor * message_budget_tokens({}) else floor
+    cut, acc = _walk(costs, head_end, ceiling, walk_floor, cut_at_break=False)
+    if cut <= head_end and 0 < acc <= ceiling:
+        # The whole history fits the soft ceiling: re-cut with the raw budget (upstream #40803).
+        cut, _ = _walk(costs, head_end, budget, floor, cut_at_break=True)
+    cut = min(cut, n - walk_floor)
+    if cut <= head_end:
+        cut = max(n - floor, head_end + 1)  # the minimum tail, never a cut glued to the head
     cut = align_backward(messages, cut)
 
-    user = last_real_user(messages)
-    if user is not None and user < cut:
-        # When the last ask sits at the head boundary the clamp would split it from its reply:
-        # push the cut past the ask and its assistant + tools instead.
-        cut = user if user > head_end else max(cut, min(_group_end(messages, user), n))
-    reply = _last_assistant_reply(messages)
-    if reply is not None and head_end < reply < cut:
-        cut = reply
+    user = last_real_user(messages, head_end)
+    anchored = _anchor_user(messages, cut, head_end, user)
+    split = (
+        user is not None
+        and anchored < cut
+        and costs[user] <= ceiling
+        and len(content_text(messages[user]).strip()) <= ACTIVE_TASK_MAX_CHARS
+        and any(tool_calls(messages[i]) for i in range(user, cut))
+        and _walk(costs, anchored, ceiling, 0, cut_at_break=False)[0] > anchored
+    )
+    if not split:
+        cut = anchored
+        reply = _last_assistant(messages, head_end)
+        if reply is not None and reply < cut:
+            cut = max(align_backward(messages, reply), head_end + 1)
     if min_tail_user_messages > 1:
-        users = [i for i in range(n) if is_actionable_user(messages[i]) and i > head_end]
-        wanted = users[-min_tail_user_messages:]
-        if wanted and wanted[0] < cut:
-            cut = wanted[0]
-    return align_forward(messages, cut)
+        users = [i for i in range(n - 1, head_end - 1, -1) if is_actionable_user(messages[i])]
+        if users:
+            target = users[min(min_tail_user_messages, len(users)) - 1]
+            if target < cut:
+                cut = max(target, head_end + 1)
+    return min(n, align_forward(messages, max(cut, head_end + 1)))
+
+
+def _anchor_user(messages: list[Message], cut: int, head_end: int, user: int | None) -> int:
+    """Upstream ``_ensure_last_user_message_in_tail`` (with the turn-pair push of #22523)."""
+    if user is None or user >= cut:
+        return cut
+    adjusted = max(user, head_end + 1)
+    if adjusted > user:
+        return max(turn_pair_end(messages, user), head_end + 1)
+    return adjusted
 
 
 def pull_back_to_bridge(messages: list[Message], start: int, end: int) -> int:
-    """If ``end`` lands exactly on the latest actionable user, include the assistant/tool bridge
-    before it in the tail (when the middle stays non-empty)."""
-    user = last_real_user(messages)
-    if user is None or end != user or end - 1 <= start:
+    """Upstream ``_compress_window``: when ``end`` lands on the latest actionable user, keep the older
+    assistant/tool bridge in the tail instead (the summary may merge into the first tail row)."""
+    user = last_real_user(messages, 0)
+    if user is None or end != user:
         return end
-    previous = messages[end - 1].get("role")
-    if previous not in ("assistant", "tool"):
-        return end
-    j = end - 1
-    while j > start and messages[j].get("role") == "tool":
-        j -= 1
-    if messages[j].get("role") == "assistant" and j > start:
-        return j
-    return end
+    bridge = user - 1
+    role = messages[bridge].get("role") if bridge >= 0 else None
+    if role == "tool":
+        bridge = align_backward(messages, user)
+    elif role != "assistant":
+        bridge = -1
+    return bridge if bridge > start else end

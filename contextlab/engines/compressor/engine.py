@@ -10,11 +10,12 @@ endpoint behind an on-disk record/replay cache).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from contextlab.engine import ContextEngine, Message, match_model_threshold
-from contextlab.engines.compressor import assembly, boundaries, budgets, pruning
+from contextlab.engines.compressor import assembly, boundaries, budgets, inflight, lean, pruning
 from contextlab.engines.compressor.antithrash import AntiThrash
 from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
 from contextlab.engines.summarizers.extractive import (
@@ -26,6 +27,7 @@ from contextlab.engines.summarizers.extractive import (
     render,
     task_snapshot,
 )
+from contextlab.engines.summarizers.prompt import build_prompt
 from contextlab.engines.summarizers.redact import redact
 from contextlab.engines.summarizers.template import FALLBACK_TEMPLATE, HOST_TEMPLATE, SummaryTemplate
 from contextlab.engines.tooltext import one_line
@@ -142,6 +144,9 @@ class CompressorEngine(ContextEngine):
         self._last_dropped = 0
         self.last_failure: SummaryFailure | None = None
         self.last_savings_percent = 0.0
+        self._last_compression_made_progress = False
+        self._prune_rearm_tokens = 0
+        self._session_id = ""
         self.tail_token_budget = 0
         self.max_summary_tokens = 0
         self.context_length = int(context_length)
@@ -191,6 +196,7 @@ class CompressorEngine(ContextEngine):
         self._compression_rough_baseline = 0
         self.awaiting_real_usage_after_compression = False
         self.thrash.reset_strikes()
+        self._prune_rearm_tokens = 0  # the runway was measured against the previous trigger
         key = (model, provider, base_url, api_mode)
         if self._model_key is not None and key != self._model_key:
             self.thrash.fallback_streak = 0
@@ -251,8 +257,13 @@ class CompressorEngine(ContextEngine):
             return False
         return rough - baseline <= max(DEFER_MIN_GROWTH, int(DEFER_GROWTH_FRACTION * self.threshold_tokens))
 
+    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        super().on_session_start(session_id, **kwargs)
+        self._session_id = str(session_id or "")
+
     def on_session_reset(self) -> None:
         super().on_session_reset()
+        self._prune_rearm_tokens = 0
         self._previous_summary = None
         self._verify_compaction_cleared_threshold = False
         self.awaiting_real_usage_after_compression = False
@@ -283,6 +294,7 @@ class CompressorEngine(ContextEngine):
             self.tail_token_budget,
             protect_last_n=self.protect_last_n,
             min_tail_user_messages=self.min_tail_user_messages,
+            context_length=self.context_length,
         )
         return start, boundaries.pull_back_to_bridge(messages, start, end)
 
@@ -300,15 +312,23 @@ class CompressorEngine(ContextEngine):
         force: bool = False,
         memory_context: str = "",
     ) -> list[Message]:
-        """One compaction pass (``host-contract.md`` §2d); returns ``messages`` itself on a no-op."""
+        """One compaction pass (``host-contract.md`` §2d, upstream ``compress``).
+
+        A structural no-op (too few messages, no compressible window, a window of handoffs only)
+        arms a transient backoff instead of an anti-thrash strike. Every no-op and abort returns the
+        input list itself, unpruned: the newest upstream keeps the history lossless there
+        (``docs/compressor.md``).
+        """
         self._last_compress_aborted = False
         self._last_fallback_used = False
         self._last_dropped = 0
+        self._last_compression_made_progress = False
         self.last_failure = None
         if force:
             self.thrash.clear_cooldown()
+            self.thrash.clear_structural()
         if len(messages) <= self.head_size(messages) + TOO_SMALL_EXTRA:
-            self.thrash.strike()
+            self.thrash.structural_no_op()
             return messages
 
         # Phase 1: tool-output pruning (no LLM), then drop platform echoes after the newest ask.
@@ -319,31 +339,34 @@ class CompressorEngine(ContextEngine):
 
         start, end = self._bounds(work)
         if start >= end:
-            self.thrash.strike()  # no compressible window
+            self.thrash.structural_no_op()
             return messages
-        head, middle, tail = work[:start], work[start:end], work[end:]
+        if self.tail_mode == "lean":
+            work = lean.demote_stale_tail_tools(work, end, self._session_id)
 
-        # Step 4: rehydrate an earlier summary; merged handoffs give back their genuine content.
-        restart = self.compression_count == 0 and self._previous_summary is None
-        found: list[str] = []
-        turns: list[Message] = []
-        for message in middle:
-            if assembly.is_handoff(message):
-                unwrapped = assembly.unwrap_handoff(message)
-                found.append(unwrapped.summary)
-                if unwrapped.genuine and unwrapped.genuine.strip():
-                    turns.append(_genuine(message, unwrapped.genuine))
-                continue
-            turns.append(message)
-        if restart and not found:
-            found = [assembly.unwrap_handoff(m).summary for m in [*head, *tail] if assembly.is_handoff(m)]
+        # Step 4: rehydrate earlier summaries (searched over the whole history, as upstream does).
         rollback = self._previous_summary
-        if found:
-            self._previous_summary = "\n\n".join(s for s in found if s.strip()) or None
-        elif self._previous_summary is not None and not any(assembly.is_handoff(m) for m in work):
+        found_at = [i for i in range(len(work)) if assembly.is_handoff(work[i])]
+        if found_at:
+            if not self._previous_summary:
+                bodies = [assembly.unwrap_handoff(work[i]).summary for i in found_at]
+                self._previous_summary = "\n\n".join(b for b in bodies if b) or self._previous_summary
+        elif self._previous_summary is not None:
             self._previous_summary = None  # cross-session leakage: no handoff carries it any more
+        newest = found_at[-1] if found_at else None
+        tail_start = end
+        if newest is None:
+            turns = work[start:end]
+        else:
+            # Handoff rows leave the summarizer input (their bodies ride the previous summary); a
+            # merged one gives back its genuine content. A handoff past the window moves the tail.
+            window = [assembly.strip_handoff_row(work[i]) if i in found_at else work[i] for i in range(start, newest)]
+            window.append(assembly.strip_handoff_row(work[newest]))
+            turns = [r for r in window if r is not None] + work[newest + 1 : end]
+            if newest >= end:
+                tail_start = newest + 1
         if not turns:
-            self.thrash.strike()
+            self.thrash.structural_no_op()
             return messages
 
         # Step 5: the summary.
@@ -359,12 +382,14 @@ class CompressorEngine(ContextEngine):
             first_index=start,
             merge_mode="anchored",
         )
+        request = dataclasses.replace(request, prompt=build_prompt(request, lean=self.tail_mode == "lean"))
         body: str | None
         try:
             body = self.summarizer.summarize(request)
             if not body or not body.strip():
                 raise SummaryFailure(FailureKind.EMPTY, "the summarizer returned an empty summary")
             self.thrash.record_success()
+            body = assembly.strip_summary_prefix(body)
         except SummaryFailure as failure:
             self.last_failure = failure
             self.thrash.record_failure(failure.kind)
@@ -375,29 +400,54 @@ class CompressorEngine(ContextEngine):
             body = fallback_summary(turns, start, self._previous_summary)
             self._last_fallback_used = True
         body = finalize_summary(body, turns, self._previous_summary)
+        if self.tail_mode == "lean":
+            body = lean.augment(body, turns, self._session_id)
         self._previous_summary = body
-        self._last_dropped = len(middle)
+        self._last_dropped = end - start
+        summary = assembly.with_summary_prefix(body)
 
-        # Step 7: assembly.
-        head = assembly.annotate_system([m for m in head if not assembly.is_handoff(m)])
+        # Step 7: assembly (stale handoffs in head and tail are stripped; merged ones keep their content).
+        head = [r for r in (assembly.strip_handoff_row(m) for m in work[:start]) if r is not None]
+        head = assembly.annotate_system(head)
+        tail = [
+            r
+            for i in range(max(end, tail_start), len(work))
+            if not (i in found_at and i >= tail_start)
+            for r in [assembly.strip_handoff_row(work[i])]
+            if r is not None
+        ]
+        tail = [{**m, assembly.TAIL_KEY: True} for m in tail]
         placement = assembly.choose_placement(head, tail, start)
-        has_user = any(assembly.is_actionable_user(m) for m in turns)
+        has_user = any(assembly.is_actionable_user(m) for m in work)
         if placement.merge and tail:
-            out = [*head, assembly.merge_into(tail[0], body, placement.forced_user), *tail[1:]]
+            at = placement.merge_index
+            tail[at] = assembly.merge_into(tail[at], summary, placement, has_user)
+            out = [*head, *tail]
         else:
-            out = [*head, assembly.summary_message(body, placement.role, has_user), *tail]
-        self.compression_count += 1
+            out = [*head, assembly.summary_message(summary, placement.role, has_user), *tail]
         out = assembly.sanitize_tool_pairs(out)
+        out = inflight.reappend(out, inflight.find(messages))
+        self.compression_count += 1
         out = assembly.strip_old_images(out)
         out = assembly.strip_persisted_flags(out)
 
-        self.thrash.fallback_streak = self.thrash.fallback_streak + 1 if self._last_fallback_used else 0
         before = self._rough.messages(messages)
         after = self._rough.messages(out)
+        if after > before:
+            # Upstream's compaction wrapper refuses a result that would grow the transcript and
+            # records one ineffective strike (``record_rejected_compaction``); nothing is committed.
+            self.compression_count -= 1
+            self._previous_summary = rollback
+            self.thrash.strike()
+            return messages
+        self.thrash.fallback_streak = self.thrash.fallback_streak + 1 if self._last_fallback_used else 0
+        self.thrash.clear_structural()  # a completed boundary proves compressibility
         self.last_savings_percent = 100.0 * (before - after) / before if before else 0.0
         self._compression_rough_baseline = after
         self._verify_compaction_cleared_threshold = True
         self.awaiting_real_usage_after_compression = True
+        self._last_compression_made_progress = True
+        self._prune_rearm_tokens = 0  # a compaction restarts the proactive-prune runway
         return out
 
     # ------------------------------------------------------------------ cheap pruning
@@ -405,10 +455,20 @@ class CompressorEngine(ContextEngine):
     def prune_tool_results_only(
         self, messages: list[Message], current_tokens: int | None = None
     ) -> tuple[list[Message], int]:
-        """Passes 1–3 only, gated by ``proactive_prune_tokens``; commits only a reclaim ≥ the minimum."""
+        """Upstream ``prune_tool_results_only``: passes 1–3 gated by ``proactive_prune_tokens``, never when
+        the history is no longer than ``protect_last_n + head + 1``, committed only for a reclaim of at
+        least the minimum, and then not again until the history (message estimate) regrows past its
+        post-prune size plus a runway of ``max(reclaimed, proactive_prune_tokens, min reclaim)``. A
+        billed ``current_tokens`` at or over the compaction threshold bypasses the runway."""
         if self.proactive_prune_tokens <= 0:
             return messages, 0
-        if current_tokens is None or int(current_tokens) < self.proactive_prune_tokens:
+        if current_tokens is not None and int(current_tokens) < self.proactive_prune_tokens:
+            return messages, 0
+        if len(messages) <= self.protect_last_n + self.head_size(messages) + 1:
+            return messages, 0
+        before = sum(budgets.message_budget_tokens(m) for m in messages)
+        over = current_tokens is not None and self.threshold_tokens > 0 and current_tokens >= self.threshold_tokens
+        if before < self._prune_rearm_tokens and not over:
             return messages, 0
         result = pruning.prune_tool_outputs(
             messages,
@@ -417,8 +477,14 @@ class CompressorEngine(ContextEngine):
             min_result_chars=self.proactive_prune_min_result_chars,
             pressure_demotion=False,
         )
-        if result.pruned <= 0 or result.saved_tokens < self.proactive_prune_min_reclaim_tokens:
+        if result.pruned <= 0:
             return messages, 0
+        after = sum(budgets.message_budget_tokens(m) for m in result.messages)
+        reclaimed = max(0, before - after)
+        if reclaimed < self.proactive_prune_min_reclaim_tokens:
+            return messages, 0
+        runway = max(reclaimed, self.proactive_prune_tokens, self.proactive_prune_min_reclaim_tokens)
+        self._prune_rearm_tokens = after + runway
         return result.messages, result.pruned
 
 

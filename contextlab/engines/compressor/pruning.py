@@ -20,17 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.engine import Message
+from contextlab.engines.compressor import texts, tool_summary
 from contextlab.engines.compressor.budgets import message_budget_tokens
-from contextlab.engines.tooltext import call_index, summarize_tool_result
 from contextlab.messages import content_text
 
-DUPLICATE_PLACEHOLDER = "[Duplicate tool output — same content as a more recent call]"
-SCREENSHOT_PLACEHOLDER = "[screenshot removed to save context]"
+DUPLICATE_PLACEHOLDER = texts.DUPLICATE_OUTPUT
+SCREENSHOT_PLACEHOLDER = texts.SCREENSHOT_REMOVED
 DEDUPE_MIN_CHARS = 200
 SUMMARY_MIN_CHARS = 200
 ARGS_MAX_CHARS = 500
 ARG_LEAF_CHARS = 200
-ARG_TRUNCATED = "...[truncated]"
+ARG_MARKER_PREFIX = "⟪HERMES-CONTEXT-COMPRESSION:"
 PROTECT_MIN_MESSAGES = 8
 PRESSURE_FACTOR = 1.5
 KEEP_VERBATIM_LAST = 3
@@ -67,8 +67,17 @@ def protected_tail_start(messages: list[Message], count: int, tokens: int | None
     return start
 
 
-def _is_placeholder(text: str) -> bool:
-    return text.startswith("[") and "\n" not in text and len(text) <= 400
+def _raw_calls(messages: list[Message]) -> dict[str, tuple[str, str]]:
+    """``tool_call_id -> (name, raw argument JSON)``, as upstream indexes calls."""
+    found: dict[str, tuple[str, str]] = {}
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict):
+                fn = call.get("function") or {}
+                found[str(call.get("id") or "")] = (str(fn.get("name") or "unknown"), str(fn.get("arguments") or ""))
+    return found
 
 
 def dedupe_tool_results(messages: list[Message]) -> int:
@@ -80,7 +89,7 @@ def dedupe_tool_results(messages: list[Message]) -> int:
         content = message.get("content")
         if message.get("role") != "tool" or not isinstance(content, str) or len(content) < DEDUPE_MIN_CHARS:
             continue
-        key = hashlib.md5(content.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        key = hashlib.md5(content.encode("utf-8", errors="replace")).hexdigest()[:12]
         if key in seen:
             messages[i] = {**message, "content": DUPLICATE_PLACEHOLDER}
             changed += 1
@@ -89,35 +98,74 @@ def dedupe_tool_results(messages: list[Message]) -> int:
     return changed
 
 
-def _summarized(message: Message, calls: dict[str, tuple[str, dict[str, Any]]], min_chars: int) -> Message | None:
+def _summarized(message: Message, calls: dict[str, tuple[str, str]], min_chars: int) -> Message | None:
+    """Upstream ``_demote_tool_result_at``: images become a marker; a long string body a one-liner."""
     content = message.get("content")
-    call = calls.get(str(message.get("tool_call_id") or ""))
-    name, args = call if call is not None else (str(message.get("name") or "tool"), {})
-    if isinstance(content, str):
-        if len(content) <= min_chars or _is_placeholder(content):
-            return None
-        return {**message, "content": summarize_tool_result(name, args, content)}
     if isinstance(content, list):
-        text = content_text(message)
-        if len(text) > min_chars:
-            return {**message, "content": summarize_tool_result(name, args, text)}
-        if any(isinstance(p, dict) and p.get("type") in _IMAGE_TYPES for p in content):
-            parts = [
-                {"type": "text", "text": SCREENSHOT_PLACEHOLDER}
-                if isinstance(p, dict) and p.get("type") in _IMAGE_TYPES
-                else p
-                for p in content
-            ]
-            return {**message, "content": parts}
-    return None
+        if not any(isinstance(p, dict) and p.get("type") in _IMAGE_TYPES for p in content):
+            return None
+        parts = [
+            {"type": "text", "text": SCREENSHOT_PLACEHOLDER}
+            if isinstance(p, dict) and p.get("type") in _IMAGE_TYPES
+            else p
+            for p in content
+        ]
+        return {**message, "content": parts}
+    if not isinstance(content, str) or not content or content == texts.PRUNED_PLACEHOLDER:
+        return None
+    if content.startswith(("[Duplicate tool output", "[screenshot removed")) or tool_summary.is_stub(content):
+        return None
+    if len(content) <= min_chars:
+        return None
+    name, raw_args = calls.get(str(message.get("tool_call_id") or ""), ("unknown", ""))
+    return {**message, "content": tool_summary.summarize(name, raw_args, content)}
+
+
+SKILL_RECENT_WINDOW = 10
+
+
+def protected_skills(messages: list[Message], boundary: int) -> set[str]:
+    """Skills whose ``skill_view`` body survives passes 2–3: loaded in the last 10 messages or inside
+    the protected tail, or named by a tail user message (upstream ``_collect_protected_skill_names``)."""
+    total = len(messages)
+    recent = max(0, total - SKILL_RECENT_WINDOW)
+    tail = max(0, boundary)
+    tail_users = [
+        str(m["content"]).lower()
+        for m in messages[tail:]
+        if m.get("role") == "user" and isinstance(m.get("content"), str)
+    ]
+    found: set[str] = set()
+    for i, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(fn, dict) or fn.get("name") != "skill_view":
+                continue
+            try:
+                skill = json.loads(fn.get("arguments") or "{}").get("name", "")
+            except (ValueError, TypeError, AttributeError):
+                continue
+            if (
+                isinstance(skill, str)
+                and skill
+                and (i >= min(recent, tail) or any(skill.lower() in t for t in tail_users))
+            ):
+                found.add(skill.lower())
+    return found
 
 
 def summarize_old_results(messages: list[Message], end: int, min_chars: int) -> int:
     """Pass 2: tool results before ``end`` longer than ``min_chars`` become one-line summaries."""
-    calls = call_index(messages)
+    calls = _raw_calls(messages)
+    spared = protected_skills(messages, end)
     changed = 0
     for i in range(min(end, len(messages))):
         if messages[i].get("role") != "tool":
+            continue
+        name, raw = calls.get(str(messages[i].get("tool_call_id") or ""), ("unknown", ""))
+        if spared and name == "skill_view" and str(tool_summary._json_dict(raw).get("name", "")).lower() in spared:
             continue
         new = _summarized(messages[i], calls, min_chars)
         if new is not None:
@@ -126,9 +174,19 @@ def summarize_old_results(messages: list[Message], end: int, min_chars: int) -> 
     return changed
 
 
+def _cut_leaf(value: str) -> str:
+    """A long string leaf: its head plus upstream's self-describing marker, only when that is shorter."""
+    if len(value) <= ARG_LEAF_CHARS or (value.startswith(ARG_MARKER_PREFIX, ARG_LEAF_CHARS) and value.endswith("⟫")):
+        return value
+    marker = texts.ARG_TRUNCATION.format(omitted=len(value) - ARG_LEAF_CHARS, total=len(value))
+    if ARG_LEAF_CHARS + len(marker) >= len(value):
+        return value
+    return value[:ARG_LEAF_CHARS] + marker
+
+
 def _cut_leaves(value: Any) -> Any:
     if isinstance(value, str):
-        return value[:ARG_LEAF_CHARS] + ARG_TRUNCATED if len(value) > ARG_LEAF_CHARS else value
+        return _cut_leaf(value)
     if isinstance(value, list):
         return [_cut_leaves(v) for v in value]
     if isinstance(value, dict):
@@ -156,7 +214,7 @@ def truncate_call_arguments(messages: list[Message], end: int) -> int:
                     new_calls.append(call)  # invalid JSON is left alone
                     continue
                 cut = json.dumps(_cut_leaves(parsed), ensure_ascii=False)
-                if cut != args:
+                if _cut_leaves(parsed) != parsed and len(cut) < len(args):
                     assert isinstance(fn, dict)
                     new_calls.append({**call, "function": {**fn, "arguments": cut}})
                     touched = True
@@ -176,7 +234,7 @@ def demote_under_pressure(messages: list[Message], start: int, budget: int) -> i
     used = sum(costs)
     if used <= limit:
         return 0
-    calls = call_index(messages)
+    calls = _raw_calls(messages)
     n = len(messages)
     changed = 0
     verbatim_from = max(start, n - KEEP_VERBATIM_LAST)
@@ -216,13 +274,16 @@ def prune_tool_outputs(
         pass_fn(work, *args)
         changed_at.update(i for i, (a, b) in enumerate(zip(snapshot, work, strict=True)) if a is not b)
 
+    # Upstream counts deduplicated and summarised tool results; argument truncation rewrites rows
+    # too (and its savings count towards the reclaim) but is not a pruned result.
     track(dedupe_tool_results)
     track(summarize_old_results, boundary, min_result_chars)
-    track(truncate_call_arguments, boundary)
     if pressure_demotion and protect_tail_tokens is not None:
         track(demote_under_pressure, boundary, protect_tail_tokens)
+    counted = len(changed_at)
+    truncate_call_arguments(work, boundary)
     after = sum(message_budget_tokens(m) for m in work)
-    return PruneResult(work, len(changed_at), max(0, before - after))
+    return PruneResult(work, counted, max(0, before - after))
 
 
 def remove_platform_echoes(messages: list[Message], latest_user: int | None) -> list[Message]:
@@ -232,6 +293,7 @@ def remove_platform_echoes(messages: list[Message], latest_user: int | None) -> 
     end = latest_user + 1
     while end < len(messages) and messages[end].get("role") == "user" and not content_text(messages[end]).strip():
         end += 1
-    if end == latest_user + 1:
+    # Only a blank run followed by an assistant row is a removable echo (upstream ``_blank_echo_indices_after``).
+    if end == latest_user + 1 or end >= len(messages) or messages[end].get("role") != "assistant":
         return messages
     return [*messages[: latest_user + 1], *messages[end:]]

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
+from contextlab.engines.summarizers.base import (
+    FailureKind,
+    FunctionSummarizer,
+    Summarizer,
+    SummaryFailure,
+    SummaryRequest,
+)
 from contextlab.engines.summarizers.extractive import ExtractiveSummarizer
 from contextlab.engines.summarizers.template import (
     ENGINES_TEMPLATE,
@@ -18,6 +24,7 @@ __all__ = [
     "HOST_TEMPLATE",
     "ExtractiveSummarizer",
     "FailureKind",
+    "FunctionSummarizer",
     "SectionSpec",
     "Summarizer",
     "SummaryFailure",

@@ -9,6 +9,7 @@ onto the host's failure handling (abort, cooldown, deterministic fallback).
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -60,6 +61,8 @@ class SummaryRequest:
         first_index: Index of ``turns[0]`` in the full history (for ``[t<idx>]`` timeline labels).
         merge_mode: ``"anchored"`` (keyed sections, new items appended) or ``"regenerate"``
             (the previous summary is re-rendered as text with each carried line cut short).
+        prompt: The exact prompt the host would send its summary model (set by the ``compressor``;
+            empty when an engine does not model the host's prompt).
     """
 
     turns: list[Message]
@@ -71,6 +74,7 @@ class SummaryRequest:
     memory_context: str = ""
     first_index: int = 0
     merge_mode: str = "anchored"
+    prompt: str = ""
 
 
 @runtime_checkable
@@ -80,3 +84,15 @@ class Summarizer(Protocol):
     name: str
 
     def summarize(self, request: SummaryRequest) -> str: ...
+
+
+class FunctionSummarizer:
+    """A summarizer from a plain function of ``(prompt, request)``: a fake, or recorded answers keyed by
+    the host's prompt, dropped in where an LLM would be."""
+
+    def __init__(self, function: Callable[[str, SummaryRequest], str], name: str = "function") -> None:
+        self._function = function
+        self.name = name
+
+    def summarize(self, request: SummaryRequest) -> str:
+        return self._function(request.prompt, request)

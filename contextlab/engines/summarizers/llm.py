@@ -18,6 +18,8 @@ import json
 import os
 import re
 import tempfile
+import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -204,6 +206,30 @@ def classify(error: BaseException) -> FailureKind:
     return FailureKind.OTHER
 
 
+class SummarizerUnreachableWarning(UserWarning):
+    """The LLM summarizer could not get a summary from its endpoint (said once per URL and failure class)."""
+
+
+_warned: set[tuple[str, FailureKind]] = set()
+_warned_lock = threading.Lock()
+
+
+def warn_unreachable_once(base_url: str, kind: FailureKind, error: str) -> bool:
+    """One warning per (endpoint, failure class) and process, naming the URL and the error, so a
+    replay against a dead endpoint is not a silent run of fallback summaries. True when issued."""
+    with _warned_lock:
+        if (base_url, kind) in _warned:
+            return False
+        _warned.add((base_url, kind))
+    warnings.warn(
+        f"LLM summarizer at {base_url} failed ({kind.value}): {error}; compactions fall back or abort "
+        "(see the 'reason' column of the compactions frame)",
+        SummarizerUnreachableWarning,
+        stacklevel=4,
+    )
+    return True
+
+
 # --------------------------------------------------------------------------- the summarizer
 
 
@@ -264,7 +290,7 @@ class LLMSummarizer:
 
     def summarize(self, request: SummaryRequest) -> str:
         """The summary body for ``request``; raises :class:`SummaryFailure` with the host class."""
-        prompt = build_prompt(request)
+        prompt = request.prompt or build_prompt(request)  # the host's exact prompt when the engine sets it
         try:
             return self._summarize_with(self.model, prompt)
         except SummaryFailure:
@@ -311,7 +337,11 @@ class LLMSummarizer:
             # No max_tokens on the wire: the host never caps the summary.
             response = client.chat.completions.create(model=model, messages=[{"role": "user", "content": prompt}])
         except Exception as error:
-            raise SummaryFailure(classify(error), f"{type(error).__name__}: {error}") from error
+            kind = classify(error)
+            detail = f"{self.base_url}: {type(error).__name__}: {error}"
+            if kind in (FailureKind.NETWORK, FailureKind.TIMEOUT, FailureKind.AUTH, FailureKind.MODEL_NOT_FOUND):
+                warn_unreachable_once(self.base_url, kind, f"{type(error).__name__}: {error}")
+            raise SummaryFailure(kind, detail) from error
         try:
             content = response.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as error:

@@ -21,51 +21,74 @@ def test_forced_user_at_start_or_after_system_or_without_users() -> None:
 def test_role_follows_the_head() -> None:
     after_assistant = asm.choose_placement([m("user"), m("assistant")], [m("assistant")], 2)
     assert after_assistant == asm.SummaryPlacement("user", False, False)
-    tool_head = [m("user"), {"role": "tool", "tool_call_id": "c", "content": "r"}]
-    assert asm.choose_placement(tool_head, [m("assistant")], 2) == asm.SummaryPlacement("user", False, False)
     user_head = [m("user")]
     assert asm.choose_placement(user_head, [m("user")], 1) == asm.SummaryPlacement("assistant", False, False)
 
 
-def test_flip_on_tail_collision() -> None:
-    # Head ends with assistant → user; tail starts with user → flip to assistant (no head collision? it
-    # collides with the head's assistant) → merge into the first tail message.
-    placement = asm.choose_placement([m("user"), m("assistant")], [m("user"), m("assistant")], 2)
-    assert placement == asm.SummaryPlacement("user", True, False)
-    # Head ends with user → assistant; tail starts with assistant → flip to user; collides with head → merge.
-    placement = asm.choose_placement([m("user")], [m("assistant"), m("user")], 1)
-    assert placement == asm.SummaryPlacement("assistant", True, False)
-    # Head ends with tool → user; tail starts with user → flip to assistant (head is tool): no merge.
-    tool_head = [m("user"), {"role": "tool", "tool_call_id": "c", "content": "r"}]
-    assert asm.choose_placement(tool_head, [m("user")], 2) == asm.SummaryPlacement("assistant", False, False)
+def test_alternation_ignores_tool_rows_and_tool_call_rows() -> None:
+    """Upstream ``_summary_placement`` reads template-visible roles: a tool row and an assistant row
+    carrying tool calls are exempt, so a head ending [user, assistant(calls), tool] ends on "user"."""
+    tool_head = [m("user"), {"role": "assistant", "content": "", "tool_calls": [call("c", "f")]}, m("tool")]
+    # Visible head ends on user -> assistant; the tail opens with an assistant -> flip to user would
+    # collide with the head's user -> merge into the first tail row.
+    assert asm.choose_placement(tool_head, [m("assistant")], 3) == asm.SummaryPlacement("assistant", True, False)
+    # The tail's first *visible* row decides the collision: a leading tool-call row is skipped.
+    tail = [{"role": "assistant", "content": "", "tool_calls": [call("d", "f")]}, m("tool"), m("user")]
+    assert asm.choose_placement([m("user"), m("assistant")], tail, 2) == asm.SummaryPlacement("user", True, False)
+
+
+def test_forced_merge_targets_first_visible_tail_row() -> None:
+    tail = [m("tool"), m("user", "ask")]
+    placement = asm.choose_placement([], tail, 0)
+    assert placement.forced_user and placement.merge and placement.merge_index == 1
 
 
 def test_forced_merge_prepends_summary_and_end_marker() -> None:
     tail_user = {"role": "user", "content": "latest ask", "message_uid": "u1", "api_content": "stale"}
-    merged = asm.merge_into(tail_user, "BODY", forced_user=True)
-    assert merged["content"] == f"{asm.SUMMARY_PREFIX}\nBODY{asm.END_MARKER}\n\nlatest ask"
+    summary = asm.with_summary_prefix("BODY")
+    merged = asm.merge_into(tail_user, summary, asm.SummaryPlacement("user", True, True), True)
+    assert merged["content"] == f"{asm.SUMMARY_PREFIX}\nBODY\n\n{asm.END_MARKER}\n\nlatest ask"
     assert merged["message_uid"] == "u1" and "api_content" not in merged
-    back = asm.unwrap_handoff(merged)
-    assert back == asm.Unwrapped("BODY", "latest ask")
-    assert asm.is_actionable_user(merged)
+    assert merged["_compressed_summary"] is True
+    assert asm.unwrap_handoff(merged) == asm.Unwrapped("BODY", "latest ask")
+    assert asm.strip_handoff_row(merged) == {
+        "role": "user",
+        "content": "latest ask",
+        "message_uid": "u1",
+        "_compressed_summary_has_user_turn": True,
+    }
 
 
 def test_prior_context_merge() -> None:
-    merged = asm.merge_into({"role": "assistant", "content": "old reply"}, "BODY", forced_user=False)
+    summary = asm.with_summary_prefix("BODY")
+    placement = asm.SummaryPlacement("assistant", True, False)
+    merged = asm.merge_into({"role": "assistant", "content": "old reply"}, summary, placement, False)
     assert merged["content"] == (
-        f"{asm.PRIOR_OPEN}\nold reply\n{asm.PRIOR_CLOSE}\n{asm.SUMMARY_PREFIX}\nBODY{asm.END_MARKER}"
+        f"{asm.PRIOR_OPEN}\nold reply\n\n{asm.PRIOR_CLOSE}\n\n{asm.SUMMARY_PREFIX}\nBODY\n\n{asm.END_MARKER}"
     )
+    assert asm.classify(merged["content"]) == "merged"
     assert asm.unwrap_handoff(merged) == asm.Unwrapped("BODY", "old reply")
 
 
 def test_standalone_summary_message_and_recognition() -> None:
-    msg = asm.summary_message("BODY", "user", True)
-    assert msg["content"] == f"{asm.SUMMARY_PREFIX}\nBODY{asm.END_MARKER}"
+    msg = asm.summary_message(asm.with_summary_prefix("BODY"), "user", True)
+    assert msg["content"] == f"{asm.SUMMARY_PREFIX}\nBODY\n\n{asm.END_MARKER}"
     assert msg["_compressed_summary"] is True and msg["_compressed_summary_has_user_turn"] is True
     assert asm.is_handoff(msg) and not asm.is_actionable_user(msg)
     assert asm.unwrap_handoff(msg) == asm.Unwrapped("BODY", None)
     legacy = {"role": "user", "content": "[CONTEXT SUMMARY]: old body"}
     assert asm.is_handoff(legacy) and asm.unwrap_handoff(legacy).summary == "old body"
+
+
+def test_every_historical_prefix_is_recognised_and_stripped() -> None:
+    from contextlab.engines.compressor import texts
+
+    assert len(texts.HISTORICAL_PREFIXES) == 5
+    for prefix in texts.HISTORICAL_PREFIXES:
+        old = {"role": "user", "content": f"{prefix}\nold body\n\n{asm.END_MARKER}"}
+        assert asm.is_handoff(old)
+        assert asm.unwrap_handoff(old).summary == "old body"
+        assert asm.with_summary_prefix(old["content"]) == f"{asm.SUMMARY_PREFIX}\nold body"
 
 
 def test_system_note_appended_once() -> None:
@@ -80,10 +103,18 @@ def test_sanitize_strips_orphans_without_stubs() -> None:
         {"role": "tool", "tool_call_id": "kept", "content": "r"},
         {"role": "tool", "tool_call_id": "orphan", "content": "r"},
         {"role": "assistant", "content": "", "tool_calls": [call("gone2", "f")]},
+        {"role": "user", "content": "next"},
     ]
     out = asm.sanitize_tool_pairs(messages)
     assert [c["id"] for c in out[0]["tool_calls"]] == ["kept"]
-    assert len(out) == 3 and out[2] == {"role": "assistant", "content": asm.TOOL_CALL_REMOVED}
+    assert len(out) == 4 and out[2] == {"role": "assistant", "content": asm.TOOL_CALL_REMOVED}
+
+
+def test_sanitize_keeps_the_trailing_in_flight_calls() -> None:
+    """The last non-tool row's calls may still be awaiting results: kept verbatim (upstream #79278)."""
+    pending = {"role": "assistant", "content": "", "tool_calls": [call("p", "f")]}
+    out = asm.sanitize_tool_pairs([{"role": "user", "content": "go"}, pending])
+    assert out[1] is pending
 
 
 def test_old_images_stripped_and_db_flag_removed() -> None:

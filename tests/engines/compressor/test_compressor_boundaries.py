@@ -68,13 +68,47 @@ def test_tail_cut_by_budget_soft_ceiling_and_rewalk() -> None:
 
 
 def test_tail_keeps_last_user_and_last_assistant_reply() -> None:
-    # One huge last turn: the user ask is far back in tokens but must stay in the tail.
-    messages = [*long_history(5, 100), u("final ask"), ac("z1"), t("z1", 40000), ac("z2"), t("z2", 40000)]
-    cut = bd.tail_cut_by_tokens(messages, 3, 1_000, protect_last_n=20)
-    assert cut <= 20 and messages[20]["content"] == "final ask"
-    # The last assistant text reply (answer 4) precedes the final ask: it is kept too.
-    assert cut <= 19 and messages[19]["content"] == "answer 4"
+    # The last ask sits behind tool output bigger than the budget: anchored back into the tail,
+    # together with the last visible assistant reply before it.
+    messages = [*long_history(5, 100), u("final ask"), ac("z1"), t("z1", 4_000), ac("z2"), t("z2", 100)]
+    cut = bd.tail_cut_by_tokens(messages, 3, 600, protect_last_n=20)
+    assert messages[20]["content"] == "final ask" and messages[19]["content"] == "answer 4"
+    assert cut <= 19
     assert validate_messages(messages[cut:]) == []
+
+
+def test_oversized_active_turn_rides_the_handoff() -> None:
+    """Upstream #80449: when the active turn alone exceeds the soft ceiling (and its request is of
+    normal size), the tool-group-aligned cut wins and the request is summarised (then restated)."""
+    messages = [*long_history(5, 100), u("final ask"), ac("z1"), t("z1", 40_000), ac("z2"), t("z2", 40_000)]
+    cut = bd.tail_cut_by_tokens(messages, 3, 1_000, protect_last_n=20)
+    assert cut > 20  # the ask is not pulled back into the tail
+
+
+def test_whole_history_within_budget_falls_back_to_the_minimum_tail() -> None:
+    """When even the raw-budget re-walk keeps everything, the cut falls back to ``n - min_tail``
+    (8 messages here), never to a cut glued to the head that would make compress a no-op."""
+    messages = long_history(6, 10)  # 3 head rows + 6 short turns, all far under the budget
+    n = len(messages)
+    cut = bd.tail_cut_by_tokens(messages, 3, 100_000, protect_last_n=20)
+    assert cut >= n - 8 - 1 and cut > 4
+
+
+def test_walk_reaches_the_head_boundary_row() -> None:
+    """Upstream walks down to ``head_end`` inclusive: a history that fits only when that row is
+    counted still takes the re-walk path (off-by-one against a walk that stops above it)."""
+    messages = long_history(2, 10)
+    costs = [bd.message_budget_tokens(m) for m in messages]
+    head_end = 3
+    budget = sum(costs[head_end:])  # exactly the compressible region
+    cut = bd.tail_cut_by_tokens(messages, head_end, budget, protect_last_n=3)
+    assert head_end < cut < len(messages)
+
+
+def test_soft_ceiling_is_capped_at_a_fifth_of_the_window() -> None:
+    assert bd.soft_ceiling(10_000, 0) == 15_000
+    assert bd.soft_ceiling(10_000, 64_000) == 12_800
+    assert bd.soft_ceiling(10_000, 40_000) == 10_000  # never under the budget itself
 
 
 def test_last_user_in_head_pushes_cut_past_its_reply() -> None:

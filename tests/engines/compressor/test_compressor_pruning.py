@@ -50,9 +50,10 @@ def test_pass2_one_line_summaries_outside_the_tail() -> None:
     ]
     work = list(messages)
     assert p.summarize_old_results(work, len(work), 200) == 3
-    assert work[1]["content"] == "[terminal] ran `make test` -> exit 2, 101 lines output"
+    # Upstream reads the exit code from a JSON ``"exit_code"`` field only: plain text gives ``?``.
+    assert work[1]["content"] == "[terminal] ran `make test` -> exit ?, 101 lines output"
     assert work[3]["content"] == "[read_file] read a.py from line 10 (300 chars)"
-    assert work[5]["content"] == "[grep] path=src pattern=foo (300 chars result)"
+    assert work[5]["content"] == "[grep] pattern=foo path=src (300 chars result)"
     assert work[6]["content"] == "w" * 100  # short results stay
     protected = list(messages)
     assert p.summarize_old_results(protected, 2, 200) == 1  # only before the protected boundary
@@ -86,8 +87,10 @@ def test_pass3_truncates_long_argument_leaves() -> None:
     work = list(messages)
     assert p.truncate_call_arguments(work, 3) == 1
     args = json.loads(work[0]["tool_calls"][0]["function"]["arguments"])
-    assert args["content"] == "x" * 200 + p.ARG_TRUNCATED
-    assert args["nested"]["items"] == ["y" * 200 + p.ARG_TRUNCATED, "short"]
+    marker = "⟪HERMES-CONTEXT-COMPRESSION: 400 of 600 chars omitted here by Hermes's context compressor."
+    assert args["content"].startswith("x" * 200 + marker) and args["content"].endswith("⟫")
+    # A leaf just over 200 chars is kept: head + marker would be longer than the leaf itself.
+    assert args["nested"]["items"] == ["y" * 250, "short"]
     assert work[1] is messages[1]  # invalid JSON left alone
     assert work[2] is messages[2]  # JSON under 500 chars left alone
 

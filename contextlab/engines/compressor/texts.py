@@ -1,0 +1,66 @@
+"""The host's texts (summary prefixes, markers, wrappers, notes), loaded from ``data/hermes_texts.yaml``.
+
+The bytes come from upstream, one entry per text with the repository, commit, path and symbol it was
+read from (see ``docs/compressor.md``). They are tokens in every later request, so code never
+re-types them: everything reads this module.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from contextlab.errors import ConfigError
+
+DATA_FILE = "hermes_texts.yaml"
+
+
+@cache
+def _data() -> dict[str, Any]:
+    raw = resources.files("contextlab").joinpath("data", DATA_FILE).read_text(encoding="utf-8")
+    data = yaml.safe_load(raw)
+    if not isinstance(data, dict) or not isinstance(data.get("texts"), dict):
+        raise ConfigError(f"contextlab/data/{DATA_FILE}: expected a mapping with a 'texts' section")
+    return data
+
+
+def text(key: str) -> str:
+    """One host text by key (e.g. ``"summary_prefix"``)."""
+    entry = _data()["texts"].get(key)
+    if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+        raise ConfigError(f"contextlab/data/{DATA_FILE}: texts.{key}.text is missing")
+    return str(entry["text"])
+
+
+def historical_prefixes() -> tuple[str, ...]:
+    """Every older summary prefix, newest first, as the host recognises them on reload."""
+    return tuple(str(e["text"]) for e in _data().get("historical_summary_prefixes", []))
+
+
+def pin() -> dict[str, str]:
+    """The upstream commits the texts (and the port) follow."""
+    return {str(k): str(v) for k, v in dict(_data().get("pin", {})).items()}
+
+
+SUMMARY_PREFIX = text("summary_prefix")
+LEGACY_SUMMARY_PREFIX = text("legacy_summary_prefix")
+HISTORICAL_PREFIXES = historical_prefixes()
+ALL_PREFIXES: tuple[str, ...] = (SUMMARY_PREFIX, LEGACY_SUMMARY_PREFIX, *HISTORICAL_PREFIXES)
+"""In the host's match order: current, legacy, then the historical ones newest first."""
+END_MARKER = text("summary_end_marker")
+PRIOR_HEADER = text("merged_prior_context_header")
+PRIOR_DELIMITER = text("merged_summary_delimiter")
+SYSTEM_NOTE = text("system_prompt_note")
+NO_USER_SENTINEL = text("no_user_task_sentinel")
+CONTINUATION_USER = (text("continuation_user_content"), text("legacy_continuation_user_content"))
+DUPLICATE_OUTPUT = text("duplicate_tool_output")
+PRUNED_PLACEHOLDER = text("pruned_tool_placeholder")
+SCREENSHOT_REMOVED = text("screenshot_removed")
+IMAGE_STRIPPED = text("attached_image_stripped")
+TOOL_CALL_REMOVED = text("tool_call_removed")
+SKILL_PRUNED = text("skill_pruned_marker")
+ARG_TRUNCATION = text("arg_truncation_marker")
+INFLIGHT_HEADER = text("inflight_task_header")
