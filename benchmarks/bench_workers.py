@@ -1,89 +1,99 @@
-"""Sweep speed: ``bench`` with 1 worker (in process) vs a process pool, measured in the same run.
+"""Sweep speed on the default sweep: 1 worker (in process) vs a pool of N, measured in the same run.
 
-Usage: ``python benchmarks/bench_workers.py [--transcripts N] [--workers 2]``. Needs the tau-bench
-recordings (``$CONTEXTLAB_TRANSCRIPTS`` or ``../shared/transcripts``). Prints one row per setting
-with wall time, runs per second and the speed-up against the 1-worker baseline, and checks that
-the frames are identical (timing columns aside). A last row is the ceiling on this machine right now:
-the same work split over independent processes with no pool and no results sent back. On a shared
-machine that row shows how much parallel capacity there really was.
+Usage: ``python benchmarks/bench_workers.py [--workers 2] [--quick]``. The workload is what
+``contextlab bench`` runs with no arguments: every available engine over the bundled datasets at the
+default windows, with the Anthropic cache model. ``--quick`` keeps only ``coding-agent-short`` (for the
+test suite). Prints the machine's load, then per engine the requests replayed per second (1 worker),
+then per worker count the wall time, runs per second, speed-up against 1 worker and the peak resident
+memory of one worker; and checks that the frames are identical (timing columns aside). On a shared
+machine the load average says how much of the cores the run really had.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
+import resource
+import sys
 import time
 
 import pandas as pd
 
-from contextlab.bench import bench
-from contextlab.examples import RecentTurnsEngine, example_transcripts
+from contextlab.bench import bench, collect_transcripts
+from contextlab.bench_config import default_config
+from contextlab.bench_run import observers_from, settings_from
 from contextlab.host.trace import TIMING_COLUMNS
 
 
 def _untimed(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.drop(columns=[c for c in frame.columns if c in TIMING_COLUMNS or c == "engine_ms_total"])
+    return frame.drop(columns=[c for c in frame.columns if c in TIMING_COLUMNS])
 
 
-def _half(limit: int, part: int, parts: int) -> None:
-    transcripts = example_transcripts(limit=limit, longest=False)[part::parts]
-    bench(transcripts, ENGINES, GRID, workers=1, progress=False)
+def _peak_mb(who: int) -> float:
+    # ru_maxrss is in KiB on Linux (bytes on macOS).
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(who).ru_maxrss * scale / 1e6
 
 
-GRID = {"threshold_percent": [0.5, 0.75], "context_length": [8_000, 32_000]}
-ENGINES = ["passthrough", RecentTurnsEngine]
+def _cpu_s() -> float:
+    """CPU seconds used so far by this process and its finished children (the pool's workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--transcripts", type=int, default=200)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="coding-agent-short only")
     args = parser.parse_args()
     os.environ.setdefault("TQDM_DISABLE", "1")
-    transcripts = example_transcripts(limit=args.transcripts, longest=False)
-    grid, engines = GRID, ENGINES
-    runs = len(transcripts) * len(engines) * 4
-    rows, baseline, reference = [], 0.0, None
+    config = default_config()
+    if args.quick:
+        config.transcripts = ["coding-agent-short"]
+    transcripts = collect_transcripts(config.transcripts)
+    settings, observers = settings_from(config), observers_from(config)
+    load_before = os.getloadavg()[0]
+    rows, per_engine, reference, baseline = [], None, None, 0.0
     for workers in (1, args.workers):
-        started = time.perf_counter()
-        result = bench(transcripts, engines, grid, workers=workers, progress=False)
-        wall = time.perf_counter() - started
+        started, cpu_started = time.perf_counter(), _cpu_s()
+        result = bench(
+            transcripts, config.engines, config.grid, settings=settings, observers=observers, workers=workers
+        )
+        wall, cpu = time.perf_counter() - started, _cpu_s() - cpu_started
+        assert (result.summaries["status"] == "ok").all(), result.failed[["engine", "error"]]
         baseline = baseline or wall
         if reference is None:
             reference = result
+            per_engine = result.summaries.groupby("engine", sort=False).agg(
+                runs=("engine", "size"), requests=("requests", "sum"), wall_s=("wall_s", "sum")
+            )
+            per_engine["requests_per_s"] = (per_engine["requests"] / per_engine["wall_s"]).round(1)
+            per_engine["wall_s"] = per_engine["wall_s"].round(2)
+            peak = _peak_mb(resource.RUSAGE_SELF)
         else:
             pd.testing.assert_frame_equal(_untimed(reference.trace), _untimed(result.trace))
             pd.testing.assert_frame_equal(_untimed(reference.summaries), _untimed(result.summaries))
+            peak = _peak_mb(resource.RUSAGE_CHILDREN)  # the largest worker process
+        runs = len(result.summaries)
         rows.append(
             {
                 "workers": workers,
                 "runs": runs,
                 "requests": len(result.trace),
-                "wall_s": round(wall, 2),
-                "runs_per_s": round(runs / wall, 1),
+                "wall_s": round(wall, 1),
+                # what the run would take with its cores to itself (a loaded machine inflates wall_s)
+                "cpu_s": round(cpu, 1),
+                "runs_per_s": round(runs / wall, 2),
                 "speedup_vs_1": round(baseline / wall, 2),
+                "peak_mb_per_worker": round(peak),
             }
         )
-    context = multiprocessing.get_context("spawn")
-    started = time.perf_counter()
-    procs = [context.Process(target=_half, args=(args.transcripts, i, args.workers)) for i in range(args.workers)]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join()
-    wall = time.perf_counter() - started
-    rows.append(
-        {
-            "workers": f"{args.workers} independent",
-            "runs": runs,
-            "requests": len(reference.trace),
-            "wall_s": round(wall, 2),
-            "runs_per_s": round(runs / wall, 1),
-            "speedup_vs_1": round(baseline / wall, 2),
-        }
+    print(
+        f"cpus: {os.cpu_count()}; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after; "
+        f"{len(transcripts)} transcripts x {len(config.engines)} engines x {config.grid}"
     )
-    print(f"cpus: {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}; frames identical across worker counts: yes")
+    print("frames identical across worker counts: yes")
+    print(per_engine.to_string() if per_engine is not None else "")
     print(pd.DataFrame(rows).to_string(index=False))
 
 

@@ -370,7 +370,7 @@ def _mark_dips(ax: Axes, dips: list[tuple[CacheDip, str]]) -> None:
         ax.annotate(
             dip.cause,
             (dip.request, dip.rate),
-            xytext=(4, -12),
+            xytext=(4, 5),  # above the point: dips sit near zero, where a label below would leave the axes
             textcoords="offset points",
             fontsize="x-small",
             color=color,

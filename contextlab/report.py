@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +16,8 @@ from matplotlib.figure import Figure
 
 from contextlab.errors import ConfigError
 from contextlab.host.trace import COMPACTION_COLUMNS, TIMING_COLUMNS, summarize
-from contextlab.plots import (
-    figure_png,
-    plot_cache_hit_rate,
-    plot_cumulative,
-    plot_engine_comparison,
-    plot_prompt_tokens,
-    require_columns,
-)
+from contextlab.plots import figure_png, plot_engine_comparison, require_columns
+from contextlab.report_figures import transcript_panel
 
 MAX_TRANSCRIPTS = 8
 """Per-transcript figures drawn by default; a sweep over hundreds of transcripts stays readable."""
@@ -92,9 +87,12 @@ def summaries_from_trace(trace: pd.DataFrame, compactions: pd.DataFrame | None =
     return pd.DataFrame(rows)
 
 
-def engine_table(summaries: pd.DataFrame) -> pd.DataFrame:
-    """Totals per (engine, params) across transcripts: runs, failures, tokens, compactions, shares."""
-    require_columns(summaries, ["engine", "params", "prompt_tokens_total"], "report: summaries")
+def engine_table(summaries: pd.DataFrame, by: Sequence[str] = ("engine", "params")) -> pd.DataFrame:
+    """Totals per ``by`` group (default: per engine and parameters, across transcripts): runs, failures,
+    tokens, compactions, violations, shares, cost and mean final fact retention. Columns other helpers
+    add (``invalid_results``, ``fact_retention_final``) are read by name when present."""
+    keys = list(by)
+    require_columns(summaries, [*keys, "prompt_tokens_total"], "report: summaries")
     frame = summaries.copy()
     frame["_failed"] = frame["status"].astype(str) != "ok" if "status" in frame.columns else False
     aggregations: dict[str, tuple[str, str]] = {"runs": ("engine", "size"), "failed": ("_failed", "sum")}
@@ -108,10 +106,14 @@ def engine_table(summaries: pd.DataFrame) -> pd.DataFrame:
         "cost_usd",
         "violations",
         "overflows",
+        "invalid_results",
+        "fact_retention_final",
     ):
         if column in frame.columns:
-            aggregations[column] = (column, "max" if column == "prompt_tokens_max" else "sum")
-    table = frame.groupby(["engine", "params"], sort=False).agg(**aggregations).reset_index()
+            how = {"prompt_tokens_max": "max", "fact_retention_final": "mean"}.get(column, "sum")
+            if how != "sum" or pd.api.types.is_numeric_dtype(frame[column]):
+                aggregations[column] = (column, how)
+    table = frame.groupby(keys, sort=False).agg(**aggregations).reset_index()
     if "prefix_tokens_total" in table.columns:
         prompt = table["prompt_tokens_total"].where(table["prompt_tokens_total"] > 0)
         table["prefix_share"] = (table["prefix_tokens_total"] / prompt).fillna(0.0).round(4)
@@ -121,6 +123,84 @@ def engine_table(summaries: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+LEADERBOARD_COLUMNS: list[tuple[str, str]] = [
+    ("engine", "engine"),
+    ("params", "params"),
+    ("runs", "runs"),
+    ("cost_usd", "cost"),
+    ("cache_hit_rate", "cache hit rate"),
+    ("prompt_tokens_max", "peak tokens"),
+    ("compactions", "compactions"),
+    ("fact_retention_final", "fact retention"),
+    ("violations", "violations"),
+    ("overflows", "overflows"),
+    ("invalid_results", "invalid results"),
+]
+"""Leaderboard columns, most important first (the ones a sweep lacks are left out)."""
+
+FLAGS: dict[str, str] = {
+    "failed": "failed runs",
+    "violations": "violations",
+    "invalid_results": "invalid results",
+    "overflows": "overflows",
+}
+"""An engine group with any of these is flagged and listed apart, never ranked."""
+
+
+def leaderboard(summaries: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(ranked, flagged): engine groups ranked by cost (else total prompt tokens), and the groups whose
+    runs failed or had violations, invalid results or overflows, with a ``flags`` column saying which."""
+    table = engine_table(summaries)
+    reasons: list[list[str]] = [[] for _ in range(len(table))]
+    for column, label in FLAGS.items():
+        if column in table.columns:
+            hits = pd.to_numeric(table[column], errors="coerce").fillna(0).to_numpy() > 0
+            for row, hit in enumerate(hits):
+                if hit:
+                    reasons[row].append(label)
+    table["flags"] = [", ".join(r) for r in reasons]
+    flagged = table[table["flags"] != ""].reset_index(drop=True)
+    ranked = table[table["flags"] == ""]
+    priced = "cost_usd" in ranked.columns and pd.to_numeric(ranked["cost_usd"], errors="coerce").notna().any()
+    ranked = ranked.sort_values("cost_usd" if priced else "prompt_tokens_total", kind="stable").reset_index(drop=True)
+    ranked.insert(0, "rank", range(1, len(ranked) + 1))
+    return ranked, flagged
+
+
+def _leaderboard_view(table: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
+    columns = [(c, label) for c, label in [("rank", "rank"), *LEADERBOARD_COLUMNS] if c in table.columns]
+    columns += [(c, c) for c in extra if c in table.columns]
+    view = table[[c for c, _ in columns]].copy()
+    for column in ("cache_hit_rate", "fact_retention_final"):
+        if column in view.columns:
+            view[column] = view[column].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
+    if "cost_usd" in view.columns:
+        view["cost_usd"] = view["cost_usd"].map(lambda v: "" if pd.isna(v) else f"${v:,.4f}")
+    return view.rename(columns=dict(columns))
+
+
+def report_figures(
+    trace: pd.DataFrame,
+    compactions: pd.DataFrame | None,
+    summaries: pd.DataFrame,
+    max_transcripts: int = MAX_TRANSCRIPTS,
+) -> dict[str, Figure]:
+    """The report's figures by file stem: the engine comparison, then one panel per transcript."""
+    figures: dict[str, Figure] = {}
+    priced = "cost_usd" in summaries.columns and pd.to_numeric(summaries["cost_usd"], errors="coerce").notna().any()
+    metric = "cost_usd" if priced else "prompt_tokens_total"
+    figures[f"engines_{metric}"] = plot_engine_comparison(summaries, metric)
+    transcripts = list(dict.fromkeys(trace["transcript"].astype(str)))
+    for index, name in enumerate(transcripts[:max_transcripts]):
+        figures[f"transcript_{index:02d}"] = transcript_panel(trace, compactions, name)
+    return figures
+
+
+def render_pngs(figures: dict[str, Figure]) -> dict[str, bytes]:
+    """Each figure as PNG bytes (same figure, same bytes)."""
+    return {name: figure_png(figure) for name, figure in figures.items()}
+
+
 def build_report(
     trace: pd.DataFrame,
     compactions: pd.DataFrame | None = None,
@@ -128,8 +208,15 @@ def build_report(
     *,
     title: str = "contextlab report",
     max_transcripts: int = MAX_TRANSCRIPTS,
+    config: str | None = None,
+    pngs: dict[str, bytes] | None = None,
 ) -> str:
     """The report as one HTML string (figures inlined as base64 PNG).
+
+    It opens with the engine leaderboard (ranked by cost, else prompt tokens; groups with failed runs,
+    violations, invalid results or overflows are flagged and listed apart), then per transcript: prompt
+    tokens with threshold lines and compaction markers, cache hit rate, cumulative cost, the prefix-break
+    timeline and retention curves; then the sweep's config and every run.
 
     Args:
         trace: Long trace frame.
@@ -138,10 +225,14 @@ def build_report(
             without rows are only listed when it is given).
         title: Page title.
         max_transcripts: How many transcripts get their own figures.
+        config: The sweep's config text (YAML), shown at the end.
+        pngs: Figures already rendered with :func:`render_pngs` (rendered here when omitted).
     """
     require_columns(trace, ["transcript", "engine", "params", "request", "prompt_tokens"], "report: trace")
     if summaries is None:
         summaries = summaries_from_trace(trace, compactions)
+    if pngs is None:
+        pngs = render_pngs(report_figures(trace, compactions, summaries, max_transcripts))
     parts = [
         f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
         f"<style>{_STYLE}</style></head><body>",
@@ -151,26 +242,34 @@ def build_report(
     engines = list(dict.fromkeys(summaries["engine"].astype(str)))
     parts.append(
         f"<p>{len(summaries)} runs: {len(transcripts)} transcripts x {len(engines)} engines "
-        f"({html.escape(', '.join(engines))}); {len(trace)} requests.</p>"
+        f"({html.escape(', '.join(engines))}); {len(trace):,} requests.</p>"
     )
-    parts.append("<h2>Engines</h2>")
-    parts.append(_table(engine_table(summaries)))
-    parts.append(_img(plot_engine_comparison(summaries, "prompt_tokens_total")))
-    if "cost_usd" in summaries.columns and pd.to_numeric(summaries["cost_usd"], errors="coerce").notna().any():
-        parts.append(_img(plot_engine_comparison(summaries, "cost_usd")))
+    ranked, flagged = leaderboard(summaries)
+    parts.append("<h2>Leaderboard</h2>")
+    parts.append("<p>Per engine and parameters over all transcripts, cheapest first.</p>")
+    parts.append(_table(_leaderboard_view(ranked)))
+    if len(flagged):
+        parts.append("<h3 class='failed'>Flagged, not ranked</h3>")
+        parts.append(_table(_leaderboard_view(flagged, ["flags"])))
+    for name, data in pngs.items():
+        if name.startswith("engines_"):
+            parts.append(_img_bytes(data))
     if "status" in summaries.columns:
         failed = summaries[summaries["status"].astype(str) != "ok"]
         if len(failed):
             parts.append("<h2 class='failed'>Failed runs</h2>")
-            parts.append(
-                _table(failed[[c for c in ("transcript", "engine", "params", "error") if c in failed.columns]])
-            )
+            shown = [c for c in ("transcript", "engine", "params", "status", "error") if c in failed.columns]
+            parts.append(_table(failed[shown]))
     parts.append("<h2>Per transcript</h2>")
     if len(transcripts) > max_transcripts:
         parts.append(f"<p>Showing the first {max_transcripts} of {len(transcripts)} transcripts.</p>")
-    for name in transcripts[:max_transcripts]:
+    for index, name in enumerate(transcripts[:max_transcripts]):
         parts.append(f"<h3>{html.escape(name)}</h3>")
-        parts.append(_img(_transcript_figure(trace, compactions, name)))
+        panel = pngs.get(f"transcript_{index:02d}")
+        if panel is not None:
+            parts.append(_img_bytes(panel))
+    if config:
+        parts.append(f"<h2>Config</h2><pre>{html.escape(config)}</pre>")
     parts.append("<h2>All runs</h2><details><summary>summary table</summary>")
     parts.append(
         _table(summaries.drop(columns=[c for c in summaries.columns if c in TIMING_COLUMNS or c == "engine_ms_total"]))
@@ -187,29 +286,35 @@ def write_report(
     *,
     title: str = "contextlab report",
     max_transcripts: int = MAX_TRANSCRIPTS,
+    config: str | None = None,
+    png_folder: str | Path | None = None,
 ) -> Path:
-    """Build the report and write it to ``path`` (a temporary file renamed into place)."""
+    """Build the report and write it to ``path`` (a temporary file renamed into place); with
+    ``png_folder``, also save each figure there as a PNG file."""
     path = Path(path)
     if not path.parent.exists():
         raise ConfigError(f"{path}: folder {path.parent} does not exist")
-    text = build_report(trace, compactions, summaries, title=title, max_transcripts=max_transcripts)
+    if summaries is None:
+        summaries = summaries_from_trace(trace, compactions)
+    pngs = render_pngs(report_figures(trace, compactions, summaries, max_transcripts))
+    text = build_report(
+        trace, compactions, summaries, title=title, max_transcripts=max_transcripts, config=config, pngs=pngs
+    )
+    if png_folder is not None:
+        folder = Path(png_folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in pngs.items():
+            tmp = folder / f".{name}.png.tmp"
+            tmp.write_bytes(data)
+            tmp.replace(folder / f"{name}.png")
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return path
 
 
-def _transcript_figure(trace: pd.DataFrame, compactions: pd.DataFrame | None, name: str) -> Figure:
-    figure = Figure(figsize=(9.0, 10.0), layout="constrained")
-    top, middle, bottom = figure.subplots(3, 1)
-    plot_prompt_tokens(trace, compactions, transcript=name, ax=top, title="prompt tokens per request")
-    plot_cache_hit_rate(trace, transcript=name, ax=middle, title="cache hits per request")
-    plot_cumulative(trace, transcript=name, ax=bottom, title="cumulative")
-    return figure
-
-
-def _img(figure: Figure) -> str:
-    data = base64.b64encode(figure_png(figure)).decode("ascii")
+def _img_bytes(png: bytes) -> str:
+    data = base64.b64encode(png).decode("ascii")
     return f"<p><img alt='figure' src='data:image/png;base64,{data}'></p>"
 
 

@@ -23,10 +23,16 @@ from typing import Any
 
 import pandas as pd
 
+<<<<<<< HEAD
 from contextlab.engine import ContextEngine, Message, clone_engine, hook, is_engine, overrides
+=======
+from contextlab.conformance_reach import check_reach
+from contextlab.engine import ContextEngine, Message, overrides
+>>>>>>> main
 from contextlab.engines import EngineSpec, resolve_engine
 from contextlab.errors import EngineError
 from contextlab.host.compaction import _accepted_kwargs
+from contextlab.host.lifecycle import observation_copy
 from contextlab.host.replay import run_replay
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import TIMING_COLUMNS
@@ -52,6 +58,8 @@ RULES: dict[str, str] = {
     "inputs_not_mutated": "inputs are not mutated outside a committed pass (select_context never mutates)",
     "select_stable": "the same input gives an equal select_context result",
     "tool_json": "handle_tool_call returns a JSON string for known and unknown tools",
+    "turn_copy_read_only": "on_turn_complete treats its messages as read-only (the host passes a shallow copy)",
+    "compacts_under_threshold": "a compactable single-turn tool loop over the threshold ends under it within 3 passes",
     "concurrent_clones": "clones replayed concurrently on several threads give the serial run's trace",
     "deterministic_replay": "two replays give identical traces",
 }
@@ -224,6 +232,12 @@ def check_engine(
             _check_replays(fresh, transcript, window, threads, rec)
         bar.update(1)
     bar.close()
+    try:
+        reach = check_reach(fresh())
+    except Exception as error:
+        reach = f"raised {type(error).__name__}: {error}"
+    if reach is not None:
+        rec.fail("compacts_under_threshold", reach)
     if not replay_checks:
         report.checked = [r for r in RULES if r not in ("concurrent_clones", "deterministic_replay")]
     return report
@@ -377,17 +391,19 @@ class _Driver:
                 self.request += 1
             if self.observes:
                 clone = clone_messages(self.history)
+                given = observation_copy(self.history)  # what the host passes (docs/host-loop.md)
                 try:
                     engine.on_turn_complete(
-                        clone,
+                        given,
                         usage=usage,
                         turn_id=f"conformance:{turn.index}",
                         api_call_count=len(turn.steps),
                     )
                 except Exception as error:
                     self.fail("abc", f"on_turn_complete raised {type(error).__name__}: {error}")
-                if clone != self.history:
-                    self.fail("inputs_not_mutated", "on_turn_complete mutated the messages it observes")
+                if given != clone or self.history != clone:
+                    self.fail("turn_copy_read_only", "on_turn_complete mutated the messages it observes")
+                    self.history = clone
         self._tools()
 
     def _current(self) -> int:

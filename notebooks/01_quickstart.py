@@ -22,7 +22,7 @@
 # prompt tokens per request against each engine's *effective* threshold, and the per-request trace
 # every other table and plot is built from.
 #
-# **How long:** about 10 s (two replays of a 289-request conversation, on a laptop core).
+# **How long:** about 15 s (two replays of a 289-request conversation; measured on a shared 2-core machine).
 #
 # Data: `support-agent`, one of the conversations the project generates itself (seeded) and ships
 # in `datasets/`, so this runs anywhere. Any recorded conversation works the same way with

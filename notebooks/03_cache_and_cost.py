@@ -21,7 +21,7 @@
 # cost, for two engines and every cache-breakpoint placement policy; then, per request, where the
 # hit rate dips and why (a compaction, a pruning pass, a cache entry that expired).
 #
-# **How long:** about 40 s (fourteen replays of a 289-request conversation with four cache models).
+# **How long:** about 45 s (fourteen replays of a 289-request conversation with four cache models).
 #
 # Compaction lowers prompt tokens but rewrites the start of the conversation, and a provider's
 # prompt cache only serves a prefix that did not change. `CacheObserver` simulates each provider's

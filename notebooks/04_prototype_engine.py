@@ -29,8 +29,10 @@
 # this same class, so an engine written here imports exactly as the host's plugins do.
 #
 # Below: a sliding window that, past the threshold, keeps the last `keep_messages` messages. It
-# moves the cut forward to the next user message so that an assistant `tool_calls` message is never
-# separated from its tool results (the host would otherwise see orphaned tool rows).
+# moves the cut forward past tool results so that a kept tool row never loses the assistant
+# `tool_calls` message it answers (the host would otherwise see orphaned tool rows). Cutting only at
+# user messages would be simpler, but the kit's `compacts_under_threshold` rule catches it: inside
+# one long tool loop there is no user message to cut at.
 
 # %%
 # %matplotlib inline
@@ -60,8 +62,8 @@ class SlidingWindow(ContextEngine):
 
     def compress(self, messages, current_tokens=None, focus_topic=None, force=False, memory_context=""):
         cut = max(0, len(messages) - self.keep_messages)
-        while cut < len(messages) and messages[cut].get("role") != "user":
-            cut += 1  # safe cut point: a turn boundary
+        while cut < len(messages) and messages[cut].get("role") == "tool":
+            cut += 1  # safe cut point: never start with a tool result cut off from its call
         if cut == 0 or cut >= len(messages):
             return messages  # same object: "nothing done"
         self.compression_count += 1

@@ -27,7 +27,7 @@
 # `/compress <focus>` before the chosen turn, or press **compress now** to see what each engine
 # keeps, drops and adds for that topic at that turn.
 #
-# **How long:** about 10 s to open; each change re-plots in about a second (two engines on a
+# **How long:** about 15 s to open; each change re-plots in about a second (two engines on a
 # 289-request conversation; going back to a setting already seen is instant).
 #
 # The defaults are chosen so the knob visibly moves the default engine: at a 128K window the

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import pytest
 
 from contextlab import ConfigError
-from contextlab.bench import BenchResult, bench, expand_grid
+from contextlab.bench import bench, expand_grid
 from contextlab.host.trace import TIMING_COLUMNS
 from contextlab.tokens import ExactCounter
+from tests.bench_engines import ExitOnSessionEngine, SleepForeverEngine
 from tests.synthetic import BrokenInitEngine, DyingEngine, ExplodingEngine, SlidingWindowEngine, make_transcript
 
 GRID = {"threshold_percent": [0.5, 0.75], "context_length": [3000, 6000]}
@@ -52,12 +55,7 @@ def test_two_workers_give_the_same_frames(transcripts) -> None:
 
 
 def test_failing_engines_fail_their_runs_only(transcripts) -> None:
-    result = bench(
-        transcripts,
-        [ExplodingEngine, "passthrough", BrokenInitEngine, "no_such_engine"],
-        workers=2,
-        progress=False,
-    )
+    result = bench(transcripts, [ExplodingEngine, "passthrough", BrokenInitEngine], workers=2, progress=False)
     by_engine = result.summaries.set_index(["transcript", "engine"])
     assert by_engine.loc[("t0", "passthrough"), "status"] == "ok"
     assert by_engine.loc[("t1", "passthrough"), "requests"] == 12
@@ -65,35 +63,97 @@ def test_failing_engines_fail_their_runs_only(transcripts) -> None:
     assert exploded["status"] == "failed" and "boom in should_compress" in exploded["error"]
     broken = by_engine.loc[("t0", "BrokenInitEngine")]
     assert broken["status"] == "failed" and "cannot start" in broken["error"]
-    assert "unknown engine 'no_such_engine'" in by_engine.loc[("t1", "no_such_engine"), "error"]
-    assert len(result.failed) == 6
+    assert len(result.failed) == 4
     assert set(result.trace["engine"]) == {"exploding", "passthrough"}  # exploding kept its pre-failure row
 
 
-def test_a_dead_worker_fails_its_runs_and_the_sweep_returns(transcripts) -> None:
+def test_unknown_engine_stops_before_anything_runs(transcripts) -> None:
+    with pytest.raises(ConfigError, match=r"unknown engine 'compresor'; did you mean 'compressor'\?"):
+        bench(transcripts, ["passthrough", "compresor"], progress=False)
+
+
+def test_a_dead_worker_fails_only_its_run(transcripts) -> None:
     result = bench(transcripts[:1], [DyingEngine, "passthrough"], workers=2, progress=False)
-    # One transcript is one task, so the whole task is lost with the process that ran it.
-    assert result.summaries["status"].tolist() == ["failed", "failed"]
-    assert result.summaries["error"].str.startswith("worker failed: BrokenProcessPool").all()
+    assert result.summaries["status"].tolist() == ["crashed", "ok"]
+    assert result.summaries["error"].iloc[0] == "worker process died while running this cell: exit code 3"
     assert result.summaries["engine"].tolist() == ["DyingEngine", "passthrough"]
+
+
+SIX = [make_transcript(turns=3, tool_words=40, seed=i, name=f"t{i}") for i in range(6)]
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.5])
+def test_a_process_exit_on_one_transcript_of_six(delay_s) -> None:
+    engines = [ExitOnSessionEngine, "passthrough"]
+    result = bench(SIX, engines, {"ExitOnSessionEngine.delay_s": [delay_s]}, workers=2, progress=False)
+    summaries = result.summaries.set_index(["transcript", "engine"])
+    crashed = summaries[summaries["status"] != "ok"]
+    assert crashed.index.tolist() == [("t3", "ExitOnSessionEngine")]
+    assert crashed["status"].tolist() == ["crashed"] and crashed["error"].str.endswith("exit code 7").all()
+    assert len(result.summaries) == 12 and (summaries.drop(("t3", "ExitOnSessionEngine"))["status"] == "ok").all()
+    # the pool was rebuilt: every run after the crash replayed all its requests
+    assert (result.summaries[result.summaries["status"] == "ok"]["requests"] == 6).all()
+
+
+def test_a_run_that_never_returns_is_stopped_by_the_timeout(transcripts) -> None:
+    started = time.monotonic()
+    # generous for a loaded machine: the replays that must finish take well under a second when idle
+    result = bench(transcripts, [SleepForeverEngine, "passthrough"], workers=1, run_timeout=8, progress=False)
+    assert time.monotonic() - started < 120
+    assert result.summaries["status"].tolist() == ["timeout", "ok", "timeout", "ok"]
+    assert result.summaries["error"].iloc[0] == "stopped after the run timeout of 8 s"
+
+
+def test_engines_from_a_notebook_cell_run_in_workers(transcripts) -> None:
+    class InNotebook(SlidingWindowEngine):  # what a class from a notebook cell looks like
+        @property
+        def name(self) -> str:
+            return "in_notebook"
+
+    InNotebook.__module__, InNotebook.__qualname__ = "__main__", "InNotebook"
+    one = bench(transcripts, [InNotebook], {"keep": [2, 4]}, workers=1, progress=False)
+    two = bench(transcripts, [InNotebook], {"keep": [2, 4]}, workers=2, progress=False)
+    assert (two.summaries["status"] == "ok").all() and set(two.summaries["engine"]) == {"in_notebook"}
+    pd.testing.assert_frame_equal(_untimed(one.summaries), _untimed(two.summaries))
 
 
 def test_engine_parameters_in_the_grid(transcripts) -> None:
     result = bench(
         transcripts[:1],
         [SlidingWindowEngine, "passthrough"],
-        {"keep": [2, 8]},
+        {"SlidingWindowEngine.keep": [2, 8]},
         params={"threshold_percent": 0.5},
         settings=None,
         progress=False,
     )
-    ok = result.summaries[result.summaries["status"] == "ok"]
-    assert ok["params"].tolist() == [
+    assert (result.summaries["status"] == "ok").all()
+    assert result.summaries["params"].tolist() == [
         "ctx=200000,keep=2,threshold_percent=0.5",
         "ctx=200000,keep=8,threshold_percent=0.5",
+        "ctx=200000,threshold_percent=0.5",
     ]
-    # passthrough does not take ``keep``: a bad-parameter failure, not a crash
-    assert result.failed["error"].str.contains("bad parameters").all() and len(result.failed) == 2
+
+
+def test_grid_keys_are_checked_before_anything_runs(transcripts) -> None:
+    # passthrough does not take ``keep``: an error up front naming the engine, not a table of failed runs
+    with pytest.raises(
+        ConfigError,
+        match=r"--grid keep: engine 'passthrough' takes no parameter 'keep'.*e\.g\. SlidingWindowEngine\.keep",
+    ):
+        bench(transcripts, [SlidingWindowEngine, "passthrough"], {"keep": [2, 8]}, progress=False)
+    with pytest.raises(ConfigError, match=r"takes no parameter 'threshold_percen'; did you mean 'threshold_percent'\?"):
+        bench(transcripts, ["passthrough"], {"threshold_percen": [0.5]}, progress=False)
+    with pytest.raises(ConfigError, match=r"no engine named 'compresor' in this sweep; did you mean 'compressor'\?"):
+        bench(transcripts, ["compressor"], {"compresor.threshold_percent": [0.5]}, progress=False)
+    with pytest.raises(ConfigError, match=r"--param keep: engine 'passthrough' takes no parameter 'keep'"):
+        bench(transcripts, ["passthrough"], params={"keep": 2}, progress=False)
+
+
+def test_scoped_grid_applies_to_one_engine(transcripts) -> None:
+    grid = {"context_length": [3000], "sliding_window.keep": [2, 8]}
+    result = bench(transcripts[:1], [SlidingWindowEngine, "passthrough"], grid, progress=False)
+    assert result.summaries["engine"].tolist() == ["sliding_window", "sliding_window", "passthrough"]
+    assert result.summaries["params"].tolist() == ["ctx=3000,keep=2", "ctx=3000,keep=8", "ctx=3000"]
 
 
 def test_one_memo_reused_across_runs(transcripts) -> None:
@@ -142,20 +202,6 @@ def test_bad_inputs_are_config_errors(transcripts) -> None:
     with pytest.raises(ConfigError, match="expected a list"):
         bench(transcripts, ["passthrough"], {"context_length": 4000})  # type: ignore[dict-item]
 
-    class Local(SlidingWindowEngine):
-        pass
-
-    with pytest.raises(ConfigError, match="cannot be sent to a worker"):
-        bench(transcripts, [Local, "passthrough"], workers=2, progress=False)
-    assert isinstance(bench(transcripts, [Local], progress=False), BenchResult)  # in-process is fine
-
-    class InNotebook(SlidingWindowEngine):  # what a class from a notebook cell looks like
-        pass
-
-    InNotebook.__module__, InNotebook.__qualname__ = "__main__", "InNotebook"
-    with pytest.raises(ConfigError, match="defined in __main__"):
-        bench(transcripts, [InNotebook], workers=2, progress=False)
-
 
 def test_expand_grid_order() -> None:
     assert expand_grid(None) == [()]
@@ -167,3 +213,47 @@ def test_real_transcripts(shared_transcripts) -> None:
     result = bench([path], ["passthrough"], progress=False)
     assert len(result.summaries) == 200 and (result.summaries["status"] == "ok").all()
     assert result.trace["prompt_tokens"].gt(0).all()
+
+
+def test_resume_skips_finished_cells_and_survives_an_interrupt(transcripts, tmp_path, monkeypatch) -> None:
+    import contextlab.bench_cells as cells
+
+    real = cells.run_cell
+    calls: list[int] = []
+
+    def interrupted_after_two(job):  # Ctrl-C arrives while the third cell runs
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(job.index)
+        return real(job)
+
+    monkeypatch.setattr("contextlab.bench.run_cell", interrupted_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        bench(transcripts, ["passthrough", SlidingWindowEngine], {"threshold_percent": [0.5]}, out=tmp_path)
+    stored = sorted((tmp_path / "cells").iterdir())
+    assert len(stored) == 2 and not [p for p in stored if p.name.endswith(".tmp")]
+    monkeypatch.setattr("contextlab.bench.run_cell", real)
+    resumed = bench(
+        transcripts, ["passthrough", SlidingWindowEngine], {"threshold_percent": [0.5]}, out=tmp_path, progress=False
+    )
+    fresh = bench(transcripts, ["passthrough", SlidingWindowEngine], {"threshold_percent": [0.5]}, progress=False)
+    assert resumed.reused == 2 and fresh.reused == 0
+    pd.testing.assert_frame_equal(_untimed(resumed.trace), _untimed(fresh.trace))
+    pd.testing.assert_frame_equal(_untimed(resumed.summaries), _untimed(fresh.summaries))
+    # other settings are other cells: nothing reused
+    other = bench(transcripts, ["passthrough"], {"threshold_percent": [0.6]}, out=tmp_path, progress=False)
+    assert other.reused == 0
+
+
+def test_parquet_keeps_a_declared_schema_and_lists(transcripts, tmp_path) -> None:
+    result = bench(transcripts[:1], ["passthrough"], progress=False)
+    result.trace["tags"] = [["a", "b"]] * len(result.trace)  # a list column another observer might add
+    paths = result.write(tmp_path, "parquet")
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(paths["trace"])
+    assert str(schema.field("compress_trigger").type) == "string"  # all empty, still a string column
+    assert str(schema.field("prompt_tokens").type) == "int64" and str(schema.field("tags").type).startswith("list<")
+    assert list(pd.read_parquet(paths["trace"])["tags"].iloc[0]) == ["a", "b"]
+    csv = result.write(tmp_path, "csv")
+    assert pd.read_csv(csv["trace"])["tags"].iloc[0] == '["a", "b"]'  # JSON in CSV

@@ -1,4 +1,4 @@
-"""``benchmarks/bench_workers.py`` runs end to end on a few transcripts (timings reported, never asserted)."""
+"""``benchmarks/bench_workers.py`` runs end to end on the quick workload (timings reported, never asserted)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_bench_workers_script_runs(shared_transcripts: Path) -> None:
-    env = {**os.environ, "CONTEXTLAB_TRANSCRIPTS": str(shared_transcripts), "TQDM_DISABLE": "1"}
+def test_bench_workers_script_runs() -> None:
     done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "bench_workers.py"), "--transcripts", "4"],
+        [sys.executable, str(REPO / "benchmarks" / "bench_workers.py"), "--quick"],
         cwd=REPO,
-        env=env,
+        env={**os.environ, "TQDM_DISABLE": "1"},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "frames identical across worker counts: yes" in done.stdout
-    assert "speedup_vs_1" in done.stdout and "2 independent" in done.stdout
+    for column in ("requests_per_s", "speedup_vs_1", "peak_mb_per_worker"):
+        assert column in done.stdout

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
+import yaml
 
 from contextlab.cli import main
 from contextlab.cli.bench import parse_grid
@@ -21,33 +24,89 @@ def transcript_file(tmp_path):
 def test_bench_then_report(transcript_file, tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("TQDM_DISABLE", "1")
     out = tmp_path / "run"
-    code = main(
-        [
-            "bench",
-            str(transcript_file),
-            "--engine",
-            "passthrough",
-            "--engine",
-            "nope",
-            "--grid",
-            "threshold_percent=0.5,0.75",
-            "--context-length",
-            "4000",
-            "--out",
-            str(out),
-        ]
-    )
+    argv = ["bench", str(transcript_file), "--engine", "passthrough", "--grid", "threshold_percent=0.5,0.75"]
+    argv += ["--context-length", "4000", "--out", str(out)]
+    assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert code == 1  # one engine failed; the others completed
-    assert "FAILED synthetic x nope (ctx=4000,pct=0.5): EngineError: unknown engine 'nope'" in printed
+    lines = printed.splitlines()
+    assert lines[0].split()[:3] == ["engine", "params", "runs"]
+    assert [line.split()[:2] for line in lines[1:3]] == [["passthrough", "pct=0.5"], ["passthrough", "pct=0.75"]]
+    assert max(len(line) for line in lines[:3]) <= 100
     summary = pd.read_csv(out / "summary.csv")
-    assert summary["status"].tolist() == ["ok", "ok", "failed", "failed"]
-    assert summary["threshold_percent"].tolist() == [0.5, 0.75, 0.5, 0.75]
+    assert summary["status"].tolist() == ["ok", "ok"]
+    assert summary["threshold_percent"].tolist() == [0.5, 0.75]
     assert len(pd.read_csv(out / "trace.csv")) == 2 * 16
+    assert (out / "config.yaml").is_file() and (out / "report.html").is_file()
+    assert sorted(p.name for p in (out / "plots").iterdir()) == ["engines_prompt_tokens_total.png", "transcript_00.png"]
+    # the same command again reuses every finished run and says so
+    assert main(argv) == 0
+    assert "resumed: 2 of 2 runs were already finished" in capsys.readouterr().out
 
     assert main(["report", str(out / "trace.csv"), "--out", str(tmp_path / "r.html")]) == 0
     html = (tmp_path / "r.html").read_text()
-    assert "Failed runs" in html and "unknown engine" in html  # the summary file was found beside the trace
+    assert "Leaderboard" in html and "passthrough" in html  # the summary file was found beside the trace
+
+
+def test_bench_prints_percent_and_dollars_per_engine_or_transcript(tmp_path, capsys) -> None:
+    for seed in (1, 2):
+        save_transcript(make_transcript(seed=seed, name=f"conv{seed}"), tmp_path / f"c{seed}.jsonl")
+    base = [
+        "bench",
+        str(tmp_path),
+        "--engine",
+        "passthrough",
+        "--cache",
+        "anthropic:claude-sonnet-5-5",
+        "--no-progress",
+    ]
+    assert main(base) == 0  # a folder is accepted wherever files are
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[1].split()[:3] == ["passthrough", "ctx=200000", "2"]  # one row per engine
+    assert re.search(r"\d+\.\d%", lines[1]) and re.search(r"\$\d+\.\d{4}", lines[1])
+    assert main([*base, "--by", "transcript"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [r.split()[0] for r in rows] == ["conv1", "conv2"]
+
+
+def test_a_config_file_runs_and_is_saved(tmp_path, capsys, transcript_file) -> None:
+    config = tmp_path / "sweep.yaml"
+    out = tmp_path / "out"
+    config.write_text(
+        f"""
+transcripts: [{transcript_file}]
+engines:
+  - passthrough
+  - name: compressor
+    grid: {{threshold_percent: [0.5, 0.75]}}
+settings: {{context_length: 8000}}
+out: {out}
+format: parquet
+"""
+    )
+    assert main(["bench", str(config), "--no-progress"]) == 0
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert summary["engine"].tolist() == ["passthrough", "compressor", "compressor"]
+    assert summary["context_length"].tolist() == [8000] * 3
+    saved = yaml.safe_load((out / "config.yaml").read_text())
+    assert saved["grid"] == {"compressor.threshold_percent": [0.5, 0.75]} and saved["format"] == "parquet"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("engins: [passthrough]", "unknown key 'engins'; did you mean 'engines'?"),
+        ("settings: {context_lenght: 4}", "unknown host setting 'context_lenght'; did you mean 'context_length'?"),
+        ("engines: [{name: compressor, gird: {}}]", "engines[0]: unknown key 'gird'; did you mean 'grid'?"),
+        ("workers: zero", "workers: expected an integer >= 1"),
+        ("transcripts: [a\n  b: [", "not valid YAML"),
+    ],
+)
+def test_config_mistakes_are_one_line(tmp_path, capsys, text, message) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(text)
+    assert main(["bench", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"contextlab: error: {config}") and message in err and len(err.strip().splitlines()) == 1
 
 
 def test_bench_all_ok_parquet_two_workers(transcript_file, tmp_path, capsys) -> None:
@@ -78,6 +137,10 @@ def test_bench_all_ok_parquet_two_workers(transcript_file, tmp_path, capsys) -> 
         (["bench", "{path}", "--grid", "threshold_percent=2.5"], "grid threshold_percent=2.5"),
         (["bench", "{path}", "--workers", "0"], "--workers must be >= 1"),
         (["bench", "{missing}"], "missing.jsonl"),
+        (["bench", "{path}", "--engine", "compresor"], "unknown engine 'compresor'; did you mean 'compressor'?"),
+        (["bench", "{path}", "--grid", "keep=1,2"], "--grid keep: engine 'passthrough' takes no parameter 'keep'"),
+        (["bench", "{path}", "--grid", "threshold_percen=0.5"], "did you mean 'threshold_percent'?"),
+        (["bench", "{path}", "--engine", "compressor", "--grid", "compresor.threshold_percent=0.5"], "did you mean"),
         (["report", "{missing}"], "no such file"),
     ],
 )
@@ -90,8 +153,9 @@ def test_errors_are_one_line(transcript_file, tmp_path, capsys, argv, message) -
 
 
 def test_parse_grid_values() -> None:
-    assert parse_grid(["threshold-percent=0.5,0.75", "keep=4,8", "mode=a,b"]) == {
+    assert parse_grid(["threshold-percent=0.5,0.75", "keep=4,8", "mode=a,b", "compressor.tail-mode=lean"]) == {
         "threshold_percent": [0.5, 0.75],
+        "compressor.tail_mode": ["lean"],
         "keep": [4, 8],
         "mode": ["a", "b"],
     }

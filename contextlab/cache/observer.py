@@ -96,6 +96,7 @@ class CacheObserver:
             overhead_tokens=view.fixed_overhead_tokens,
             total_tokens=view.prompt_tokens,
             system_split=split,
+            shared_messages=int(getattr(view, "prefix_messages", 0) or 0),
         )
         markers = self.policy.markers(request, messages) if any(p.uses_markers for p in self.profiles) else []
         row: dict[str, Any] = {}

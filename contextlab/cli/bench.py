@@ -1,64 +1,71 @@
-"""``contextlab bench PATH... --engine A --engine B [--grid KEY=V1,V2]``: sweep and write the frames."""
+"""``contextlab bench [CONFIG.yaml | PATH...]``: sweep transcripts x engines x parameters and write the results.
+
+With no argument, every available engine runs over the bundled datasets into ``runs/<timestamp>/``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
+<<<<<<< HEAD
 from contextlab.bench import FRAME_NAMES, bench, collect_transcripts
 from contextlab.cli.common import add_host_options, add_plugin_options, cache_observers, configured_run, format_table
+=======
+from contextlab.bench_config import BenchConfig, default_config, load_config, timestamped_out
+from contextlab.bench_run import run_config
+from contextlab.cli.common import add_host_options, engine_params, host_settings
+>>>>>>> main
 from contextlab.errors import ConfigError
+from contextlab.host.settings import HostSettings
+from contextlab.report import engine_table
 
-SHOWN = [
-    "transcript",
-    "engine",
-    "params",
-    "status",
-    "requests",
-    "compactions",
-    "prompt_tokens_total",
-    "prefix_share",
-    "cache_hit_rate",
-    "cost_usd",
-]
+TABLE_WIDTH = 100
+"""Printed tables fit a 100-column terminal (long engine, params and transcript names are cut with …)."""
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("bench", help="sweep transcripts x engines x parameters", description=__doc__)
-    parser.add_argument(
-        "paths", nargs="+", metavar="PATH", help="transcript files (every conversation in each is replayed)"
+    parser = subparsers.add_parser(
+        "bench", help="sweep transcripts x engines x parameters", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
-        "--engine",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="engine name (repeatable; default passthrough)",
+        "sources",
+        nargs="*",
+        metavar="CONFIG.yaml|PATH",
+        help="a sweep config file, or transcript files, folders, globs or bundled dataset names "
+        "(none: every engine over the bundled datasets)",
     )
+    parser.add_argument("--engine", action="append", default=[], metavar="NAME", help="engine name (repeatable)")
     parser.add_argument(
         "--grid",
         action="append",
         default=[],
         metavar="KEY=V1,V2",
-        help="sweep a host setting (threshold_percent, context_length, ...) or an engine parameter",
+        help="sweep a host setting or engine parameter; ENGINE.KEY=... applies to one engine",
     )
     parser.add_argument("--limit", type=int, default=None, metavar="N", help="use only the first N conversations")
-    parser.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default 1)")
-    parser.add_argument("--out", default=None, metavar="DIR", help="write trace, compactions and summary files here")
+    parser.add_argument("--workers", type=int, default=None, metavar="N", help="worker processes (default 1)")
+    parser.add_argument("--executor", choices=["local", "dask"], default=None, help="local pool (default) or dask")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS", help="dask scheduler, e.g. tcp://host:8786")
     parser.add_argument(
-        "--format", choices=["csv", "parquet"], default="csv", help="file format for --out (default csv)"
+        "--run-timeout", type=float, default=None, metavar="S", help="stop a run after S seconds (status timeout)"
     )
+    parser.add_argument("--out", default=None, metavar="DIR", help="write frames, plots, report.html, config.yaml")
+    parser.add_argument("--format", choices=["csv", "parquet"], default=None, help="frame files (default csv)")
     parser.add_argument(
         "--cache",
         action="append",
         default=[],
         metavar="PROVIDER[:MODEL]",
-        help="simulate prompt caching (repeatable; the first fills cache_read_tokens, cost_usd, ...)",
+        help="simulate prompt caching (repeatable; the first fills cache_hit_rate and cost)",
     )
-    parser.add_argument("--cache-policy", default="system_and_3", help="marker policy (default system_and_3)")
+    parser.add_argument("--cache-policy", default=None, help="marker policy (default system_and_3)")
+    parser.add_argument("--by", choices=["engine", "transcript"], default="engine", help="one row per engine (default)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (also off when TQDM_DISABLE=1)")
     add_host_options(parser)
     add_plugin_options(parser)
@@ -70,8 +77,9 @@ def parse_grid(pairs: list[str]) -> dict[str, list[Any]]:
     grid: dict[str, list[Any]] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key or not raw.strip():
+        engine, dot, name = key.strip().rpartition(".")
+        key = f"{engine}{dot}{name.replace('-', '_')}"
+        if not sep or not name or not raw.strip():
             raise ConfigError(f"--grid {pair!r}: expected KEY=V1,V2,...")
         if key in grid:
             raise ConfigError(f"--grid {key}: given twice")
@@ -86,7 +94,46 @@ def _value(text: str) -> Any:
         return text
 
 
+def _is_config(sources: list[str]) -> bool:
+    return len(sources) == 1 and sources[0].lower().endswith((".yaml", ".yml"))
+
+
+def build_config(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> tuple[BenchConfig, HostSettings]:
+    """The sweep the command line describes: a config file, the defaults, or flags; flags given win."""
+    if _is_config(args.sources):
+        config = load_config(args.sources[0])
+    elif not args.sources:
+        config = default_config()
+        config.out = args.out or timestamped_out()
+    else:
+        config = BenchConfig(transcripts=list(args.sources))
+    if args.engine:
+        config.engines = list(args.engine)
+    if args.grid:
+        config.grid = {**config.grid, **parse_grid(args.grid)}
+    if args.param:
+        config.params = {**config.params, **engine_params(args.param)}
+    if args.cache:
+        config.cache = list(args.cache)
+    for name in ("cache_policy", "workers", "executor", "scheduler", "run_timeout", "out", "format", "limit"):
+        value = getattr(args, name)
+        if value is not None:
+            setattr(config, name, value)
+    if config.workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {config.workers}")
+    if config.limit is not None and config.limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {config.limit}")
+    # Host flags override the config's settings only where the user gave them.
+    given = host_settings(args)
+    defaults = HostSettings(**{k: v for k, v in parser_defaults.items() if v is not None})
+    for name in ("context_length", "threshold_percent", "fixed_overhead_tokens", "model", "encoding", "seed"):
+        if getattr(given, name) != getattr(defaults, name):
+            config.settings[name] = getattr(given, name)
+    return config, HostSettings()
+
+
 def run(args: argparse.Namespace) -> int:
+<<<<<<< HEAD
     if args.workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {args.workers}")
     out = Path(args.out) if args.out else None
@@ -111,9 +158,98 @@ def run(args: argparse.Namespace) -> int:
     )
     summaries = result.summaries
     print(format_table(summaries[[c for c in SHOWN if c in summaries.columns]]))
+=======
+    config, base = build_config(args, _host_defaults())
+    try:
+        sweep = run_config(config, settings=base, progress=False if args.no_progress else None)
+    except KeyboardInterrupt:
+        if config.out:
+            print(
+                f"interrupted: finished runs are kept in {Path(config.out) / 'cells'}; run the same command to resume"
+            )
+        raise
+    result = sweep.result
+    if result.reused:
+        print(f"resumed: {result.reused} of {len(result.summaries)} runs were already finished in {sweep.out}")
+    print(render_table(result.summaries, by=args.by))
+>>>>>>> main
     for _, row in result.failed.iterrows():
-        print(f"FAILED {row['transcript']} x {row['engine']} ({row['params']}): {row['error']}")
-    if out is not None:
-        written = result.write(out, args.format)
-        print("wrote " + ", ".join(str(written[name]) for name in FRAME_NAMES))
+        print(f"{str(row['status']).upper()} {row['transcript']} x {row['engine']} ({row['params']}): {row['error']}")
+    if sweep.files:
+        print(f"wrote {sweep.out}/: " + ", ".join(sorted(p.name for p in sweep.files.values())) + ", plots/")
     return 0 if result.failed.empty else 1
+
+
+def _host_defaults() -> dict[str, Any]:
+    return {
+        "context_length": 200_000,
+        "threshold_percent": None,
+        "fixed_overhead_tokens": 0,
+        "model": None,
+        "encoding": "cl100k_base",
+        "seed": 0,
+    }
+
+
+COLUMNS: list[tuple[str, str, str]] = [
+    # (summary column, header, format)
+    ("runs", "runs", "int"),
+    ("failed", "fail", "int"),
+    ("requests", "requests", "int"),
+    ("compactions", "comp", "int"),
+    ("prompt_tokens_max", "peak tok", "int"),
+    ("prefix_share", "prefix", "pct"),
+    ("cache_hit_rate", "cache hit", "pct"),
+    ("cost_usd", "cost", "usd"),
+    ("fact_retention_final", "retained", "pct"),
+    ("violations", "viol", "int"),
+]
+
+
+def render_table(summaries: pd.DataFrame, by: str = "engine", width: int = TABLE_WIDTH) -> str:
+    """One row per engine and parameters (``by="transcript"``: per transcript too), fitting ``width``."""
+    keys = ["transcript", "engine", "params"] if by == "transcript" else ["engine", "params"]
+    table = engine_table(summaries, by=keys)
+    shown: dict[str, list[str]] = {}
+    for key in keys:
+        shown[key] = [str(v) for v in table[key]]
+    shown["params"] = varying_params(shown["params"])
+    for column, header, kind in COLUMNS:
+        if column not in table.columns:
+            continue
+        unpriced = column == "cost_usd" and bool(pd.to_numeric(summaries[column], errors="coerce").isna().all())
+        # Columns that say nothing in this table are left out, so names keep their room.
+        silent = column in ("failed", "violations") and not bool(table[column].any())
+        silent = silent or (column == "runs" and by == "transcript" and bool((table[column] == 1).all()))
+        if not unpriced and not silent:
+            shown[header] = [_cell(v, kind) for v in table[column]]
+    frame = pd.DataFrame(shown)
+    # Cut the widest name column until the table fits.
+    for _ in range(200):
+        text = frame.to_string(index=False)
+        if max(len(line) for line in text.splitlines()) <= width:
+            return text
+        name = max(keys, key=lambda k: frame[k].str.len().max())
+        limit = int(frame[name].str.len().max()) - 1
+        if limit < 6:
+            return text
+        frame[name] = frame[name].map(lambda v, n=limit: v if len(v) <= n else v[: n - 1] + "…")
+    return frame.to_string(index=False)
+
+
+def varying_params(labels: list[str]) -> list[str]:
+    """Parameter labels with the parts every row shares left out (``-`` when nothing varies)."""
+    parts = [label.split(",") for label in labels]
+    common = set.intersection(*(set(p) for p in parts)) if len(parts) > 1 else set()
+    varying = [",".join(p for p in row if p not in common) or "-" for row in parts]
+    return labels if all(v == "-" for v in varying) else varying  # one setting for all: show it
+
+
+def _cell(value: Any, kind: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if kind == "pct":
+        return f"{float(value):.1%}"
+    if kind == "usd":
+        return f"${float(value):,.4f}"
+    return f"{int(value):,}"

@@ -57,6 +57,12 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="engine constructor parameter (repeatable; VALUE parsed as YAML)",
     )
+    parser.add_argument(
+        "--engine-tools",
+        choices=("recorded", "live"),
+        default="recorded",
+        help="results of the engine's own tools: as recorded (default) or answered live by handle_tool_call",
+    )
 
 
 def host_settings(args: argparse.Namespace) -> HostSettings:
@@ -67,6 +73,7 @@ def host_settings(args: argparse.Namespace) -> HostSettings:
         model=args.model,
         encoding=args.encoding,
         seed=args.seed,
+        engine_tools=getattr(args, "engine_tools", "recorded"),
         usage_model=getattr(args, "usage_model", "exact"),
     )
 

@@ -13,7 +13,7 @@ from contextlab.cli.common import (
     check_output_path,
     configured_run,
 )
-from contextlab.host.trace import TIMING_COLUMNS, summary_json
+from contextlab.host.trace import HOST_LOOP_COUNTS, TIMING_COLUMNS, summary_json
 from contextlab.progress import LONG_REPLAY_REQUESTS, ReplayProgress
 from contextlab.transcripts import load_transcript
 from contextlab.transcripts.facts import load_facts
@@ -103,6 +103,9 @@ def render_summary(summary: dict[str, Any]) -> str:
         if key in summary:
             rows.append({"metric": key.replace("_", " "), "value": f"{summary[key]:.1%}"})
     rows.extend({"metric": label, "value": value} for label, value in cache_rows(summary))
+    for key in HOST_LOOP_COUNTS:  # shown only when something happened (docs/host-loop.md)
+        if summary.get(key):
+            rows.append({"metric": key.replace("_", " "), "value": f"{summary[key]:,}"})
     if summary.get("status") != "ok":
         rows.append({"metric": "status", "value": f"FAILED: {summary.get('error')}"})
     width = max(len(r["metric"]) for r in rows)

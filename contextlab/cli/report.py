@@ -42,8 +42,15 @@ def run(args: argparse.Namespace) -> int:
     summary_path = args.summary or siblings.get("summary")
     compactions = load_frame(compactions_path) if compactions_path else None
     summaries = load_frame(summary_path) if summary_path else None
+    config = Path(args.trace).with_name("config.yaml")  # what contextlab bench --out saved beside it
     out = write_report(
-        Path(args.out), trace, compactions, summaries, title=args.title, max_transcripts=args.max_transcripts
+        Path(args.out),
+        trace,
+        compactions,
+        summaries,
+        title=args.title,
+        max_transcripts=args.max_transcripts,
+        config=config.read_text(encoding="utf-8") if config.is_file() else None,
     )
     print(f"report written to {out}")
     return 0

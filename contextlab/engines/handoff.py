@@ -93,6 +93,9 @@ class Handoff:
             this many tokens (0: off).
         summarizer: Produces the summary body.
         span_filter: Applied to the span before summarizing (``hybrid`` drops masked outputs).
+        max_tail_tokens: Whatever the mode, the tail never holds more rough tokens than this (its
+            newest message always stays): in a single-turn tool loop a message- or turn-count tail
+            can cover the whole history, and the pass would then be a no-op (None: no bound).
     """
 
     mode: str = "anchored"
@@ -103,6 +106,7 @@ class Handoff:
     keep_user_tokens: int = 0
     summarizer: Summarizer | None = None
     span_filter: Callable[[list[Message]], list[Message]] | None = None
+    max_tail_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -134,7 +138,21 @@ class Handoff:
                 start -= 1
         else:
             start = n - max(0, self.tail_messages or 0)
+        if self.max_tail_tokens is not None:
+            start = max(start, self._token_bound(messages, floor))
         return max(floor, parts.safe_cut_at_or_before(messages, max(floor, start)))
+
+    def _token_bound(self, messages: Sequence[Message], floor: int) -> int:
+        """The earliest tail start within ``max_tail_tokens`` (the newest message always fits)."""
+        assert self.max_tail_tokens is not None
+        start, spent = len(messages), 0
+        while start > floor:
+            cost = self._tokens.message(messages[start - 1])
+            if start < len(messages) and spent + cost > self.max_tail_tokens:
+                break
+            spent += cost
+            start -= 1
+        return start
 
     # ------------------------------------------------------------------ the pass
 

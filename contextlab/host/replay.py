@@ -19,7 +19,9 @@ from typing import Any
 from contextlab import clock as vclock
 from contextlab.engine import ContextEngine, Message, hook, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
+from contextlab.host.engine_tools import EngineToolRouter, tool_names
 from contextlab.host.history import WorkingHistory
+from contextlab.host.lifecycle import HostEventPlan, observation_copy
 from contextlab.host.memo import MessageMemo
 from contextlab.host.observers import RequestObserver, RequestView
 from contextlab.host.request import AssembledRequest, RequestAssembler
@@ -46,6 +48,8 @@ CONTINUE_MESSAGE = (
 )
 PROGRESS_RATIO = 0.95
 """A pass made progress when it left fewer rows or under 95% of the tokens (the host's rule)."""
+COMPRESSION_TIMEOUT_EXIT = "context_compression_timeout"
+"""``turn_exit_reason`` of a turn a timed-out compaction ended (``docs/host-loop.md`` §Timeouts)."""
 
 
 class EngineFailure(Exception):
@@ -87,6 +91,9 @@ class ReplayHost:
         self._observes_turns = overrides(engine, "on_turn_complete")
         self._session_hooks = overrides(engine, "on_session_start")
         self._manual = self._manual_compactions()
+        self.events = HostEventPlan.of(transcript)
+        self._base_session_id = self.session_id
+        self._live_tools: EngineToolRouter | None = None
 
         # Mutable replay state. The history is host-owned and never mutated in place: engines only
         # ever see clones, so per-row memos stay valid (see host/history.py and host/memo.py).
@@ -103,6 +110,10 @@ class ReplayHost:
         self._row_triggers: list[str] = []
         self._row_pruned = False
         self._engine_ms = 0.0
+        self._turn_exit: str | None = None  # why the current turn's request path ended early
+        self._last_outcome = ""  # outcome of the latest compaction pass
+        self._row_invalid = 0  # malformed engine results since the last trace row
+        self._row_session: str | None = None  # "/new" or "/reset" before this row's turn
         self._previous: tuple[list[Message], list[dict[str, Any]], int, int] | None = None
         self.rows: list[dict[str, Any]] = []
         self.compaction_rows: list[dict[str, Any]] = []
@@ -124,7 +135,7 @@ class ReplayHost:
                 self._start_session()
                 for turn in plan_turns(self.transcript.messages):
                     self._run_turn(turn)
-                self._call_optional("on_session_end", self.session_id, clone_messages(self.history))
+                self._call_optional("on_session_end", self.session_id, self._engine_copy())
             except EngineFailure as failure:
                 status, error = "failed", str(failure)
             finally:
@@ -184,7 +195,11 @@ class ReplayHost:
             )
         engine_tools = self._call_optional("get_tool_schemas") or []
         if isinstance(engine_tools, list):
-            self.tools = self.base_tools + [t for t in engine_tools if isinstance(t, dict)]
+            schemas = [t for t in engine_tools if isinstance(t, dict)]
+            self.tools = self.base_tools + schemas
+            names = tool_names(schemas)
+            if settings.engine_tools == "live" and names:
+                self._live_tools = EngineToolRouter(engine, names)
         # System prompt, tool schemas and unseen overhead: constant for the run, estimated once.
         self._rough_fixed = (
             estimate_tokens_rough(self.system_prompt or "")
@@ -197,6 +212,10 @@ class ReplayHost:
     def _run_turn(self, turn: Turn) -> None:
         self._attempts = 0
         self._turn_index = turn.index
+        self._turn_exit = None
+        boundary = self.events.session_starts.get(turn.lead_indices[0]) if turn.lead_indices else None
+        if boundary is not None:
+            self._new_session(boundary)
         focus = self._manual.get(turn.index, _NO_MANUAL)
         if focus is not _NO_MANUAL:
             self._compact("manual", self._pressure(), focus_topic=focus, force=True)  # type: ignore[arg-type]
@@ -210,20 +229,51 @@ class ReplayHost:
         # The turn-start flush mints the user row's uid (a committed preflight already stamped all).
         stamp_identity(self.history, self.minter, start=min(start, len(self.history)))
         last_usage: dict[str, Any] | None = None
+        sent = 0
         for position, step in enumerate(turn.steps):
-            last_usage = self._request(turn, step, "turn_start" if position == 0 else "tool_loop")
+            phase = "turn_start" if position == 0 else "tool_loop"
+            if self._turn_exit is not None:
+                self._tick(step.assistant_index)
+                self._unsent(turn, step, phase, None)
+                continue
+            usage = self._request(turn, step, phase)
+            if self._turn_exit is None:
+                sent += 1
+                last_usage = usage if usage is not None else last_usage
         if self._observes_turns:
+            # A shallow copy, as the plugin guide says (docs/host-loop.md §Observation).
             self._call_optional(
                 "on_turn_complete",
-                clone_messages(self.history),
+                observation_copy(self.history),
                 usage=dict(last_usage) if last_usage else None,
                 turn_id=f"{self.session_id}:{turn.index}",
                 task_id=self.transcript.transcript_id,
-                api_call_count=len(turn.steps),
+                api_call_count=sent,
                 interrupted=False,
-                failed=False,
-                turn_exit_reason="completed" if turn.steps else "no_request",
+                failed=self._turn_exit is not None,
+                turn_exit_reason=self._turn_exit or ("completed" if turn.steps else "no_request"),
             )
+
+    def _new_session(self, kind: str) -> None:
+        """``/new`` or ``/reset``: end → reset → start, then an empty history (docs/host-loop.md §Sessions)."""
+        old = self.session_id
+        self._call_optional("on_session_end", old, clone_messages(self.history))
+        self._call_optional("on_session_reset")
+        self.session_id = f"{self._base_session_id}/{kind}@{self._turn_index}"
+        self._call_optional(
+            "on_session_start",
+            self.session_id,
+            old_session_id=old,
+            platform="contextlab",
+            model=self.model,
+            conversation_id=self.transcript.transcript_id,
+        )
+        self.working.replace([])
+        self._anchor = None
+        self._real_floor = 0
+        self._awaiting_usage = False
+        self._pending_verdict = False
+        self._row_session = kind
 
     def _manual_compactions(self) -> dict[int, str | None]:
         """Manual ``/compress`` events: from the settings, and from the transcript's manual events."""
@@ -258,13 +308,27 @@ class ReplayHost:
             for _ in range(self.settings.max_attempts):
                 rows_before, pressure_before = len(self.history), pressure
                 if not self._compact("preflight", pressure):
+                    self._fail_closed_on_preflight_timeout(pressure)
                     break
                 pressure = self._pressure()
                 progress = len(self.history) < rows_before or pressure < PROGRESS_RATIO * pressure_before
                 if not (progress and pressure >= engine.threshold_tokens):
                     break
-        elif self._maintains and self._call_optional("should_compress_preflight", clone_messages(self.history)):
-            self._compact("maintenance", pressure)
+        elif (
+            self._maintains
+            and self._call_optional("should_compress_preflight", self._engine_copy())
+            and not self._compact("maintenance", pressure)
+        ):
+            self._fail_closed_on_preflight_timeout(pressure)
+
+    def _fail_closed_on_preflight_timeout(self, request_tokens: int) -> None:
+        """A turn-start pass that timed out ends the turn unless the request is known to fit the
+        model window (docs/host-loop.md §Timeouts)."""
+        if self._last_outcome != "timeout":
+            return
+        window = int(self.engine.context_length)
+        if window <= 0 or request_tokens > window:
+            self._turn_exit = COMPRESSION_TIMEOUT_EXIT
 
     def _pre_api_gate(self, pressure: int, rough: int) -> bool:
         if not self.settings.compression_enabled or len(self.history) <= 1:
@@ -315,18 +379,29 @@ class ReplayHost:
         """The rough request estimate over an arbitrary history (compaction before/after)."""
         if history is self.working.rows:
             return self._rough_fixed + self.working.rough_total
-        return self._rough_fixed + sum(self.memo.rough(self.memo.wire(m)) for m in history)
+        working = self.working
+        total = self._rough_fixed
+        for m in history:
+            i = working.position(m)  # the history's own rows keep their estimate
+            total += working.row_counts(i)[2] if i is not None else self.memo.rough(self.memo.wire(m))
+        return total
 
     def _rough_of_request(self, request: AssembledRequest) -> int:
         if request.extends_history:
             return self._rough_fixed + self.working.rough_total
-        body = request.messages[1:] if self.system_prompt and request.messages else request.messages
-        return self._rough_fixed + self.memo.rough_counter.messages(body)
+        skip = 1 if self.system_prompt and request.messages else 0
+        if request.message_rough is not None:
+            return self._rough_fixed + sum(request.message_rough[skip:])
+        return self._rough_fixed + self.memo.rough_counter.messages(request.messages[skip:])
 
     # ------------------------------------------------------------------ one request
 
-    def _request(self, turn: Turn, step: Step, phase: str) -> dict[str, Any]:
+    def _request(self, turn: Turn, step: Step, phase: str) -> dict[str, Any] | None:
+        """One provider request; returns the usage passed to the engine (None: not sent, or no usage)."""
         self._tick(step.assistant_index)
+        if self._turn_exit is not None:  # a turn-start pass timed out: nothing is sent this turn
+            self._unsent(turn, step, phase, None)
+            return None
         while True:
             request = self._assemble()
             rough = self._rough_of_request(request)
@@ -335,7 +410,20 @@ class ReplayHost:
                 self._attempts += 1
                 if self._compact("pre_api", pressure):
                     continue  # the host refunds the iteration and rebuilds the request
+                if self._last_outcome == "timeout":
+                    self._turn_exit = COMPRESSION_TIMEOUT_EXIT  # the pre-API timeout ends the turn
             break
+        if self._turn_exit is not None:
+            self._unsent(turn, step, phase, request)
+            return None
+        retries = self.events.retries.get(step.assistant_index, 0)
+        invalid = int(request.invalid_selection)
+        for _ in range(retries):
+            # The recording says this request failed and was sent again: it is rebuilt, so
+            # select_context runs once per attempt; the last attempt is what got the response.
+            self._engine_ms += request.engine_ms
+            request = self._assemble()
+            invalid += int(request.invalid_selection)
         message_tokens = request.message_tokens
         tools_tokens = self.exact.tools(self.tools)
         prompt = self._prompt_tokens(message_tokens, tools_tokens)
@@ -385,6 +473,13 @@ class ReplayHost:
             "violations": len(request.violations),
             "violation_rules": ";".join(sorted({v.rule for v in request.violations})) or None,
             "overflow": overflow,
+            "sent": True,
+            "exit_reason": None,
+            "retries": retries,
+            "usage_reported": step.assistant_index not in self.events.usage_missing,
+            "invalid_results": invalid + self._row_invalid,
+            "engine_tool_results": 0,
+            "session_event": self._row_session,
         }
         view = RequestView(
             turn=turn.index,
@@ -416,29 +511,114 @@ class ReplayHost:
         self._engine_ms += request.engine_ms
         row["engine_ms"] = self._engine_ms
         self.rows.append(row)  # the request was sent, whatever the engine does with its usage
-        self._row_triggers, self._row_pruned = [], False
-        self._request_index += 1
+        self._reset_row_state()
         started = self._engine_ms
-        self._required("update_from_response", dict(usage))
+        has_usage = row["usage_reported"]
+        if has_usage:
+            self._required("update_from_response", dict(usage))
+        elif getattr(self.engine, "awaiting_real_usage_after_compression", False) is True:
+            # No usage cannot judge the pending compaction; the host consumes the engine's marker.
+            self._required("update_from_response", {})
         row["engine_ms"] += self._engine_ms - started
         self._engine_ms = 0.0
-        if self._pending_verdict and 0 < reported < self.engine.threshold_tokens:
+        if has_usage and self._pending_verdict and 0 < reported < self.engine.threshold_tokens:
             self._attempts = 0  # the host re-arms once a compaction is confirmed by real usage
         self._pending_verdict = False
         self._awaiting_usage = False
 
         self._append([assistant])
         stamp_identity(self.history, self.minter, start=len(self.history) - 1)
-        self._anchor = (reported + completion, len(self.history))
-        self._real_floor = reported
+        if has_usage:  # without usage the host keeps its previous anchor (docs/host-loop.md)
+            self._anchor = (reported + completion, len(self.history))
+            self._real_floor = reported
         if step.tool_indices:
             for index in step.tool_indices:
                 self._tick(index)
             start = len(self.history)
-            self._append([self.transcript.messages[i] for i in step.tool_indices])
+            results = [self.transcript.messages[i] for i in step.tool_indices]
+            if self._live_tools is not None:
+                results, row["engine_tool_results"] = self._answer_engine_tools(assistant, results)
+            self._append(results)
             stamp_identity(self.history, self.minter, start=start)
             self._post_tool_gate()
-        return usage
+        return usage if has_usage else None
+
+    def _reset_row_state(self) -> None:
+        self._row_triggers, self._row_pruned = [], False
+        self._row_invalid, self._row_session = 0, None
+        self._request_index += 1
+
+    def _answer_engine_tools(self, assistant: Message, results: list[Message]) -> tuple[list[Message], int]:
+        """Recorded results of the engine's own tools replaced by its live answers (engine_tools="live")."""
+        assert self._live_tools is not None
+        calls = self._live_tools.calls_to_answer(assistant)
+        if not calls:
+            return results, 0
+        answered: list[Message] = []
+        count = 0
+        for message in results:
+            call = calls.get(message.get("tool_call_id"))  # type: ignore[arg-type]
+            if message.get("role") == "tool" and call is not None:
+                started = time.perf_counter()
+                content = self._live_tools.answer(call[0], call[1], clone_messages(self.history))
+                self._engine_ms += (time.perf_counter() - started) * 1000
+                message = {**message, "content": content}
+                count += 1
+            answered.append(message)
+        return answered, count
+
+    def _unsent(self, turn: Turn, step: Step, phase: str, request: AssembledRequest | None) -> None:
+        """A recorded request the host never sent (its turn ended early). The row keeps what it would
+        have held, flagged ``sent=False``; the recorded rows still join the history (open loop)."""
+        if request is None:
+            request = self.assembler.plain(self.working)
+        prompt = self._prompt_tokens(request.message_tokens, self.exact.tools(self.tools))
+        rough = self._rough_of_request(request)
+        self.rows.append(
+            {
+                **self._labels,
+                "turn": turn.index,
+                "request": self._request_index,
+                "phase": phase,
+                "timestamp": self.clock.now(),
+                "n_messages": len(request.messages),
+                "prompt_tokens": prompt,
+                "prompt_tokens_rough": rough,
+                "pressure_tokens": max(rough, self._real_floor),
+                "completion_tokens": 0,
+                "threshold_tokens": int(self.engine.threshold_tokens),
+                "context_length": self.settings.context_length,
+                "over_threshold": rough >= self.engine.threshold_tokens,
+                "compressed": bool(self._row_triggers),
+                "compress_trigger": "+".join(self._row_triggers) or None,
+                "compression_count": int(self.engine.compression_count),
+                "pruned": self._row_pruned,
+                "select_context_used": request.selected,
+                "select_context_rejected": request.rejection,
+                "prefix_tokens": 0,
+                "prefix_messages": 0,
+                "violations": len(request.violations),
+                "violation_rules": ";".join(sorted({v.rule for v in request.violations})) or None,
+                "overflow": prompt > self.settings.context_length,
+                "engine_ms": self._engine_ms + request.engine_ms,
+                "sent": False,
+                "exit_reason": self._turn_exit,
+                "retries": 0,
+                "usage_reported": False,
+                "usage_model": self.settings.usage_model,
+                "usage_prompt_tokens": None,
+                "invalid_results": int(request.invalid_selection) + self._row_invalid,
+                "engine_tool_results": 0,
+                "session_event": self._row_session,
+            }
+        )
+        self._engine_ms = 0.0
+        self._reset_row_state()
+        start = len(self.history)
+        for index in step.tool_indices:
+            self._tick(index)
+        self._append([self.transcript.messages[i] for i in (step.assistant_index, *step.tool_indices)])
+        stamp_identity(self.history, self.minter, start=start)
 
     def _assemble(self) -> AssembledRequest:
         incoming = next((m for m in reversed(self.history) if m.get("role") == "user"), None)
@@ -463,7 +643,10 @@ class ReplayHost:
             # Same history, only appended to since: the whole previous request is the shared prefix.
             return shared + old_sum, len(old_messages)
         count = 0
-        for old, new, n in zip(old_messages, messages, tokens, strict=False):
+        if request.continues is not None and request.continues[0] is old_messages:
+            count = request.continues[1]  # leading messages known to be the previous request's objects
+            shared += sum(tokens[:count])
+        for old, new, n in zip(old_messages[count:], messages[count:], tokens[count:], strict=False):
             if old is not new and old != new:
                 break
             shared += n
@@ -493,9 +676,13 @@ class ReplayHost:
         """One ``compress`` pass; commits the result under the host's rules. True when committed."""
         before = self.history
         rough_before = self._rough_request(before)
-        result = self.runner.compress(before, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
-        self._engine_ms += result.duration_ms
+        result = self.runner.compress(
+            self._engine_copy(), current_tokens=current_tokens, focus_topic=focus_topic, force=force, owned=True
+        )
+        self._after_pass(result)
         outcome, reason, new = self._judge(result, before, rough_before)
+        self._last_outcome = outcome
+        self._row_invalid += outcome == "invalid"
         reason = reason or engine_failure_note(self.engine)
         rough_after = self._rough_request(new) if new is not None else rough_before
         self._record_pass(trigger, focus_topic, outcome, reason, before, new, rough_before, rough_after, result)
@@ -523,7 +710,7 @@ class ReplayHost:
             if result.outcome in ("error", "timeout", "invalid"):
                 self.warnings.append(f"compress {result.outcome}: {result.reason}")
             return result.outcome, result.reason, None
-        new = self._ensure_user_turn(clone_messages(result.messages), before)
+        new = self._ensure_user_turn(self.working.engine_views().adopt(result.messages), before)
         rough_after = self._rough_request(new)
         if rough_after > rough_before:
             return "grew", f"rough size grew from {rough_before} to {rough_after}", None
@@ -531,19 +718,30 @@ class ReplayHost:
 
     def _prune(self, pressure: int) -> None:
         before = self.history
-        result = self.runner.prune(before, current_tokens=pressure)
-        self._engine_ms += result.duration_ms
+        result = self.runner.prune(self._engine_copy(), current_tokens=pressure, owned=True)
+        self._after_pass(result)
         if result.outcome == "noop":
             return
         # Estimated only when something is recorded: most post-tool prunes are no-ops.
         rough_before = self._rough_request(before)
-        new = clone_messages(result.messages) if result.outcome == "changed" and result.messages else None
+        changed = result.outcome == "changed" and result.messages
+        new = self.working.engine_views().adopt(result.messages) if changed and result.messages else None
         outcome = "committed" if new is not None else result.outcome
+        self._row_invalid += outcome == "invalid"
         rough_after = self._rough_request(new) if new is not None else rough_before
         self._record_pass("prune", None, outcome, result.reason, before, new, rough_before, rough_after, result)
         if new is not None:
             self._commit(new, None)
             self._row_pruned = True
+
+    def _engine_copy(self) -> list[Message]:
+        """The engine's private copy of the history (per-row copies reused while pristine)."""
+        return self.working.engine_views().conversation()
+
+    def _after_pass(self, result: PassResult) -> None:
+        self._engine_ms += result.duration_ms
+        if result.outcome == "timeout":
+            self.working.engine_views().invalidate()  # the abandoned pass may still hold the copies
 
     def _append(self, recorded: list[Message]) -> None:
         """Append clones of recorded rows (the host owns its copies; the transcript stays untouched)."""

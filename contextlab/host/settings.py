@@ -36,6 +36,9 @@ class HostSettings:
         request_gap_s: Virtual seconds between requests when the transcript has no timestamps.
         session_id: Session id given to ``on_session_start``; default derived from the transcript.
         manual_compactions: ``{turn index: focus topic or None}``: a ``/compress`` before that turn.
+        engine_tools: ``"recorded"`` (default: the recorded results of the engine's own tools stay,
+            so every engine replays the same conversation) or ``"live"`` (the host calls
+            ``handle_tool_call`` and sends the engine's answer instead; ``docs/host-loop.md``).
         usage_model: The prompt tokens reported back to the engine: ``"exact"`` (default),
             ``"rough"`` (the host's rough estimate) or ``"recorded"`` (see :mod:`contextlab.host.usage_model`).
     """
@@ -57,6 +60,7 @@ class HostSettings:
     request_gap_s: float = 30.0
     session_id: str | None = None
     manual_compactions: dict[int, str | None] = field(default_factory=dict)
+    engine_tools: str = "recorded"
     usage_model: str = "exact"
 
     def __post_init__(self) -> None:
@@ -68,6 +72,8 @@ class HostSettings:
             raise ConfigError(f"compress_timeout_s must be positive, got {self.compress_timeout_s}")
         if self.fixed_overhead_tokens < 0:
             raise ConfigError(f"fixed_overhead_tokens must be >= 0, got {self.fixed_overhead_tokens}")
+        if self.engine_tools not in ("recorded", "live"):
+            raise ConfigError(f"engine_tools must be 'recorded' or 'live', got {self.engine_tools!r}")
         if self.usage_model not in USAGE_MODELS:
             raise ConfigError(f"usage_model must be one of {', '.join(USAGE_MODELS)}, got {self.usage_model!r}")
         # The host parses max_attempts with a floor of 1 and a hard cap of 10.
@@ -88,6 +94,8 @@ class HostSettings:
             parts.append(f"pct={self.threshold_percent:g}")
         if self.fixed_overhead_tokens:
             parts.append(f"overhead={self.fixed_overhead_tokens}")
+        if self.engine_tools != "recorded":
+            parts.append(f"engine_tools={self.engine_tools}")
         if self.usage_model != "exact":
             parts.append(f"usage={self.usage_model}")
         return ",".join(parts)

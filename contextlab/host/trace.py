@@ -42,6 +42,13 @@ TRACE_COLUMNS: list[str] = [
     "violation_rules",
     "overflow",
     "engine_ms",
+    "sent",
+    "exit_reason",
+    "retries",
+    "usage_reported",
+    "invalid_results",
+    "engine_tool_results",
+    "session_event",
 ]
 """Core columns, in order. Observers (cache model, probes) append theirs after these."""
 
@@ -133,13 +140,64 @@ def summarize(
         "overflows": int(trace["overflow"].sum()) if n else 0,
         "select_context_used": int(trace["select_context_used"].sum()) if n else 0,
         "engine_ms_total": float(trace["engine_ms"].sum()) if n else 0.0,
+        **host_loop_counts(trace, compactions),
     }
     summary.update(extra)
     return summary
 
 
+HOST_LOOP_COUNTS: tuple[str, ...] = (
+    "invalid_results",
+    "compression_timeouts",
+    "requests_not_sent",
+    "retries",
+    "responses_without_usage",
+    "engine_tool_results",
+    "session_boundaries",
+)
+"""Summary keys of :func:`host_loop_counts`."""
+
+
+def host_loop_counts(trace: pd.DataFrame, compactions: pd.DataFrame) -> dict[str, int]:
+    """Summary counts of the host-loop semantics (``docs/host-loop.md``); traces written before these
+    columns existed count as zero."""
+    n = len(trace)
+
+    def total(column: str) -> int:
+        return int(pd.to_numeric(trace[column], errors="coerce").fillna(0).sum()) if n and column in trace else 0
+
+    invalid = total("invalid_results")
+    timeouts = 0
+    if len(compactions) and "outcome" in compactions:
+        # Invalid passes recorded after the last request have no trace row to carry them.
+        late = compactions["request"] >= n if "request" in compactions else compactions["outcome"] == ""
+        invalid += int(((compactions["outcome"] == "invalid") & late).sum())
+        timeouts = int((compactions["outcome"] == "timeout").sum())
+    unsent = _unsent(trace)
+    no_usage = 0
+    if n and "usage_reported" in trace:
+        no_usage = int(((trace["usage_reported"] == False) & ~unsent).sum())  # noqa: E712
+    return {
+        "invalid_results": invalid,
+        "compression_timeouts": timeouts,
+        "requests_not_sent": int(unsent.sum()),
+        "retries": total("retries"),
+        "responses_without_usage": no_usage,
+        "engine_tool_results": total("engine_tool_results"),
+        "session_boundaries": int(trace["session_event"].notna().sum()) if n and "session_event" in trace else 0,
+    }
+
+
+def _unsent(trace: pd.DataFrame) -> pd.Series:
+    """Rows of requests the host never sent (their turn ended early)."""
+    if "sent" not in trace:
+        return pd.Series(False, index=trace.index)
+    return trace["sent"] == False  # noqa: E712
+
+
 def _prefix_breaks(trace: pd.DataFrame) -> int:
-    """Requests (after the first) that did not extend the previous request's full message list."""
+    """Requests (after the first) that did not extend the previous sent request's full message list."""
+    trace = trace[~_unsent(trace)]
     if len(trace) < 2:
         return 0
     previous = trace["n_messages"].shift(1)

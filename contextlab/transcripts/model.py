@@ -44,6 +44,34 @@ class CompactionEvent:
     summary: str | None = None
 
 
+HOST_EVENT_KINDS: tuple[str, ...] = ("new", "reset", "retry", "no_usage")
+"""What a :class:`HostEvent` records (``docs/host-loop.md`` §Transcript events)."""
+
+
+@dataclass(frozen=True)
+class HostEvent:
+    """Something the host did or saw that is not a message, at ``message_index``.
+
+    ``kind`` is one of :data:`HOST_EVENT_KINDS`:
+
+    - ``"new"`` / ``"reset"``: the user typed ``/new`` or ``/reset`` just before message
+      ``message_index`` (which opens the new session; earlier rows belong to the old one).
+    - ``"retry"``: the request answered by the assistant message at ``message_index`` was sent
+      ``count`` extra times first (provider errors, then retried).
+    - ``"no_usage"``: the response at ``message_index`` (an assistant message) carried no usage.
+    """
+
+    message_index: int
+    kind: str
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in HOST_EVENT_KINDS:
+            raise ValueError(f"host event kind must be one of {HOST_EVENT_KINDS}, got {self.kind!r}")
+        if self.count < 1:
+            raise ValueError(f"host event count must be >= 1, got {self.count}")
+
+
 @dataclass(frozen=True)
 class GoldFact:
     """A literal string planted in (or mined from) the transcript, for retention probes."""
@@ -69,6 +97,7 @@ class Transcript:
     usage: dict[int, RecordedUsage] = field(default_factory=dict)
     timestamps: dict[int, float] = field(default_factory=dict)
     events: list[CompactionEvent] = field(default_factory=list)
+    host_events: list[HostEvent] = field(default_factory=list)
     facts: list[GoldFact] = field(default_factory=list)
     source: str = ""
     source_format: str = "openai"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from contextlab.errors import TranscriptError
-from contextlab.transcripts.model import CompactionEvent, GoldFact, RecordedUsage, Transcript
+from contextlab.transcripts.model import CompactionEvent, GoldFact, HostEvent, RecordedUsage, Transcript
 from contextlab.transcripts.openai_chat import check_message
 
 _T = TypeVar("_T")
@@ -28,7 +28,7 @@ def is_native(first_row: Any) -> bool:
 
 
 def header_of(t: Transcript) -> dict[str, Any]:
-    return {
+    header = {
         HEADER_KEY: FORMAT_VERSION,
         "transcript_id": t.transcript_id,
         "source": t.source,
@@ -42,6 +42,9 @@ def header_of(t: Transcript) -> dict[str, Any]:
         "facts": [asdict(f) for f in t.facts],
         "metadata": t.metadata,
     }
+    if t.host_events:  # written only when present, so older files keep their bytes
+        header["host_events"] = [asdict(e) for e in t.host_events]
+    return header
 
 
 def dumps(t: Transcript | list[Transcript]) -> str:
@@ -96,6 +99,7 @@ def _load_one(path: Path, rows: list[tuple[int, Any]]) -> Transcript:
         usage = {int(i): _typed(RecordedUsage, u) for i, u in _field(header, "usage", dict).items()}
         timestamps = {int(i): _number(ts) for i, ts in _field(header, "timestamps", dict).items()}
         events = [_typed(CompactionEvent, e) for e in _field(header, "events", list)]
+        host_events = [_typed(HostEvent, e) for e in _field(header, "host_events", list)]
         facts = [_typed(GoldFact, f) for f in _field(header, "facts", list)]
         tools = _field(header, "tools", list)
         metadata = _field(header, "metadata", dict)
@@ -113,6 +117,7 @@ def _load_one(path: Path, rows: list[tuple[int, Any]]) -> Transcript:
         usage=usage,
         timestamps=timestamps,
         events=events,
+        host_events=host_events,
         facts=facts,
         source=str(header.get("source") or source),
         source_format=str(header.get("source_format") or "contextlab"),

@@ -129,13 +129,16 @@ def test_selection_replaces_only_the_request_never_the_history() -> None:
             m["content"] = "MUTATED"
         if inc is not None:
             inc["content"] = "MUTATED"
-        return [req[0], *req[-2:]] if len(req) > 3 else req
+        if len(req) <= 3:
+            return req
+        ask = next(m for m in reversed(req) if m["role"] == "user")  # a request must keep a user message
+        return [req[0], *([ask] if ask not in req[-2:] else []), *req[-2:]]
 
     engine = SelectingEngine(keep_system_and_last_two)
     result = run(engine)
     engine = result.engine
     assert result.trace["select_context_used"].all()
-    assert result.trace["n_messages"].max() == 3
+    assert result.trace["n_messages"].max() == 4
     # The budget is the engine's context length, and every later request still sees the full history.
     assert engine.seen[-1]["budget"] == 200_000
     assert len(engine.seen[-1]["conversation"]) == 23
@@ -173,7 +176,10 @@ def test_strict_mode_rejects_system_injection_and_id_less_tool_rows(choice: Any,
 
 
 def test_strict_mode_accepts_a_selection_that_keeps_the_system_prefix() -> None:
-    strict = run(SelectingEngine(lambda req, conv, inc: [req[0], req[-1]]), strict_select_context=True)
+    def system_and_ask(req: list[dict[str, Any]], conv: Any, inc: Any) -> list[dict[str, Any]]:
+        return [req[0], next(m for m in reversed(req) if m["role"] == "user")]
+
+    strict = run(SelectingEngine(system_and_ask), strict_select_context=True)
     assert strict.trace["select_context_used"].all()
 
 

@@ -15,6 +15,11 @@ from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
 from contextlab.engines.handoff import Handoff, extractive_or, is_carrier
+from contextlab.engines.masking import IncrementalMask
+
+TAIL_SHARE = 0.20
+"""The handoff tail never holds more than this share of the threshold (as ``summary``), so a
+single-turn tool loop still compacts."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     # JetBrains "The Complexity Trap" hybrid: mask with M=10, summarize every N=43 turns, keep 10 turns.
@@ -113,7 +118,19 @@ class HybridEngine(ContextEngine):
         incoming_message: dict[str, Any] | None = None,
         budget_tokens: int = 0,
     ) -> list[dict[str, Any]] | None:
-        return self._view(request_messages)
+        # Built from the previous request (equal to _view; see contextlab/engines/masking.py).
+        options = (self.window_m, self.polling, self.keep_first_observation, tuple(self.exempt_tools))
+        cached = getattr(self, "_mask", None)
+        if cached is None or cached[0] != options:
+            mask = IncrementalMask(
+                window_m=self.window_m,
+                polling=self.polling,
+                keep_first_observation=self.keep_first_observation,
+                exempt_tools=self.exempt_tools,
+            )
+            cached = (options, mask)
+            self._mask = cached
+        return cached[1].view(request_messages)
 
     def compress(
         self,
@@ -127,6 +144,7 @@ class HybridEngine(ContextEngine):
         # Rows the mask hides are summarized as their placeholder (keyed by identity, this pass only;
         # local, so concurrent passes on one instance cannot see each other's rows).
         masked = {id(o): v for o, v in zip(messages, view, strict=True) if o is not v}
+        self.handoff.max_tail_tokens = int(self.threshold_tokens * TAIL_SHARE) if self.threshold_tokens > 0 else None
         result = self.handoff.compress(
             messages,
             focus_topic=focus_topic,

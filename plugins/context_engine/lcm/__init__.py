@@ -36,7 +36,7 @@ class LcmEngine(ContextEngine):
     Args:
         context_threshold: Share of the window where compaction fires (hermes-lcm: 0.75).
         fresh_tail_count: Newest messages kept raw (64); extended to the newest user message.
-        fresh_tail_max_tokens: Cap on the fresh tail in tokens (None: only used as an overflow guard).
+        fresh_tail_max_tokens: Cap on the fresh tail in tokens (None: a quarter of the threshold).
         leaf_chunk_tokens: Raw backlog size that justifies a leaf pass, and the chunk size (20,000).
         leaf_target_tokens: Budget of a leaf summary (2,400).
         condensation_fanin: Uncondensed nodes merged into one deeper node (4).
@@ -128,7 +128,9 @@ class LcmEngine(ContextEngine):
         tail_start = self._tail_start(raw, extend_to_user=True)
         tops, leftover = self._passes(raw[:tail_start], shown, force, focus_topic)
         result = self._assemble(tops, leftover, raw[tail_start:])
-        if self.threshold_tokens and self._tokens.messages(result) >= self.threshold_tokens:
+        # What the request carries besides the history (system prompt, tool schemas), from the host's figure.
+        overhead = max(0, int(current_tokens or 0) - self._tokens.messages(messages))
+        if self.threshold_tokens and self._tokens.messages(result) + overhead >= self.threshold_tokens:
             # Overflow guard: the fresh tail itself is too big; cap it and sweep again.
             tail_start = self._tail_start(raw, extend_to_user=False)
             tops, leftover = self._passes(raw[:tail_start], shown, True, focus_topic)
@@ -150,12 +152,15 @@ class LcmEngine(ContextEngine):
             newest = parts.newest_user_index(raw)
             if newest is not None and newest < start and self.fresh_tail_max_tokens is None:
                 start = newest
+        # The fresh tail is bounded by tokens too (default: a quarter of the threshold): in a
+        # single-turn tool loop the newest user message is the first one, and a count tail extended
+        # to it would cover the whole history. The newest message always stays raw.
         cap = self.fresh_tail_max_tokens
-        if cap is None and not extend_to_user:
+        if cap is None and self.threshold_tokens > 0:
             cap = max(1, self.threshold_tokens // 4)
         if cap is not None:
             spent, floor = 0, len(raw)
-            while floor > start and spent + self._tokens.message(raw[floor - 1]) <= cap:
+            while floor > start and (floor == len(raw) or spent + self._tokens.message(raw[floor - 1]) <= cap):
                 spent += self._tokens.message(raw[floor - 1])
                 floor -= 1
             start = floor
@@ -226,10 +231,17 @@ class LcmEngine(ContextEngine):
         head, tail = joined[: int(chars * 0.4)], joined[-int(chars * 0.4) :]
         return f"{head}\n[... {len(joined) - len(head) - len(tail):,} chars truncated ...]\n{tail}", "L3"
 
+    def _budget(self, target: int) -> int:
+        """A summary budget scaled to small windows: at most an eighth of the threshold (L3 floor),
+        so a few summaries never fill the context they were meant to free."""
+        if self.threshold_tokens <= 0:
+            return target
+        return min(target, max(L3_TOKENS, self.threshold_tokens // 8))
+
     def _leaf(self, chunk: list[dict[str, Any]], previous: str | None, focus: str | None) -> Node:
         rows = [r for r in (self.store.row_for(m) for m in chunk) if r is not None]
         auto = previous.splitlines()[-1][:400] if previous else None
-        text, level = self._escalate(chunk, self.leaf_target_tokens, focus, auto)
+        text, level = self._escalate(chunk, self._budget(self.leaf_target_tokens), focus, auto)
         turns = (min((r.turn for r in rows), default=0), max((r.turn for r in rows), default=0))
         node = Node(
             node_id(f"leaf:{','.join(r.store_id for r in rows)}:{text}"),
@@ -254,7 +266,7 @@ class LcmEngine(ContextEngine):
                 chosen = group[: self.condensation_fanin]
                 children = [self.store.nodes[c] for c in chosen]
                 span = [{"role": "user", "content": c.text} for c in children]
-                text, level = self._escalate(span, self.condensed_target_tokens, None, None)
+                text, level = self._escalate(span, self._budget(self.condensed_target_tokens), None, None)
                 turns = (children[0].turn_range[0], children[-1].turn_range[1])
                 node = Node(
                     node_id(f"node:{','.join(chosen)}:{text}"),

@@ -21,6 +21,10 @@ from .presets import PRESETS
 
 HERMES_FLOOR_WINDOW = 512_000
 HERMES_CAP_TOKENS = 256_000
+TAIL_SHARE = 0.20
+"""The verbatim tail never holds more than this share of the threshold (Hermes' legacy tail budget,
+``threshold x summary_target_ratio``): a message-count tail alone can cover a whole single-turn tool
+loop and make every pass a no-op."""
 
 
 def lean_tail_tokens(window: int) -> int:
@@ -147,6 +151,7 @@ class SummaryEngine(ContextEngine):
         force: bool = False,
         memory_context: str = "",
     ) -> list[dict[str, Any]]:
+        self.handoff.max_tail_tokens = int(self.threshold_tokens * TAIL_SHARE) if self.threshold_tokens > 0 else None
         result = self.handoff.compress(messages, focus_topic=focus_topic, force=force)
         if result is not messages:
             self.compression_count += 1

@@ -1,0 +1,42 @@
+"""``executor="dask"`` on a real ``LocalCluster`` with two worker processes gives the ``workers=1`` frames."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from contextlab.bench import bench
+from contextlab.host.trace import TIMING_COLUMNS
+from tests.synthetic import DyingEngine, SlidingWindowEngine, make_transcript
+
+distributed = pytest.importorskip("distributed")
+
+
+def _untimed(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.drop(columns=[c for c in frame.columns if c in TIMING_COLUMNS])
+
+
+def test_dask_local_cluster_matches_one_worker() -> None:
+    transcripts = [make_transcript(name="t0"), make_transcript(turns=6, seed=3, name="t1")]
+    engines = ["passthrough", SlidingWindowEngine]
+    grid = {"threshold_percent": [0.5, 0.75], "context_length": [3000, 6000]}
+    one = bench(transcripts, engines, grid, workers=1, progress=False)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    try:
+        assert len(cluster.workers) == 2
+        on_dask = bench(
+            transcripts, engines, grid, executor="dask", scheduler=cluster.scheduler_address, progress=False
+        )
+    finally:
+        cluster.close()
+    pd.testing.assert_frame_equal(_untimed(one.trace), _untimed(on_dask.trace))
+    pd.testing.assert_frame_equal(_untimed(one.compactions), _untimed(on_dask.compactions))
+    pd.testing.assert_frame_equal(_untimed(one.summaries), _untimed(on_dask.summaries))
+
+
+def test_dask_worker_death_fails_only_its_run() -> None:
+    result = bench(
+        [make_transcript(name="t0")], [DyingEngine, "passthrough"], executor="dask", workers=2, progress=False
+    )
+    assert result.summaries["status"].tolist() == ["crashed", "ok"]
+    assert "dask worker failed" in result.summaries["error"].iloc[0]
