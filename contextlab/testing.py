@@ -23,12 +23,8 @@ from typing import Any
 
 import pandas as pd
 
-<<<<<<< HEAD
-from contextlab.engine import ContextEngine, Message, clone_engine, hook, is_engine, overrides
-=======
 from contextlab.conformance_reach import check_reach
-from contextlab.engine import ContextEngine, Message, overrides
->>>>>>> main
+from contextlab.engine import ContextEngine, Message, clone_engine, hook, is_engine, overrides
 from contextlab.engines import EngineSpec, resolve_engine
 from contextlab.errors import EngineError
 from contextlab.host.compaction import _accepted_kwargs

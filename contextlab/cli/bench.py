@@ -13,16 +13,18 @@ from typing import Any
 import pandas as pd
 import yaml
 
-<<<<<<< HEAD
-from contextlab.bench import FRAME_NAMES, bench, collect_transcripts
-from contextlab.cli.common import add_host_options, add_plugin_options, cache_observers, configured_run, format_table
-=======
 from contextlab.bench_config import BenchConfig, default_config, load_config, timestamped_out
 from contextlab.bench_run import run_config
-from contextlab.cli.common import add_host_options, engine_params, host_settings
->>>>>>> main
+from contextlab.cli.common import (
+    add_host_options,
+    add_plugin_options,
+    apply_plugin_options,
+    engine_params,
+    host_settings,
+)
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
+from contextlab.hostconfig import COMPRESSOR_ENGINES
 from contextlab.report import engine_table
 
 TABLE_WIDTH = 100
@@ -109,6 +111,13 @@ def build_config(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> t
         config = BenchConfig(transcripts=list(args.sources))
     if args.engine:
         config.engines = list(args.engine)
+    host = apply_plugin_options(args)  # --plugin-path folders, and the host's config.yaml (--config)
+    if host is not None:
+        if not args.engine:
+            config.engines = [host.engine]
+        config.settings = {**host.settings, **config.settings}
+        if all(e in COMPRESSOR_ENGINES for e in config.engines):
+            config.params = {**host.compressor_params, **config.params}  # compression.* reaches the compressor only
     if args.grid:
         config.grid = {**config.grid, **parse_grid(args.grid)}
     if args.param:
@@ -133,32 +142,6 @@ def build_config(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> t
 
 
 def run(args: argparse.Namespace) -> int:
-<<<<<<< HEAD
-    if args.workers < 1:
-        raise ConfigError(f"--workers must be >= 1, got {args.workers}")
-    out = Path(args.out) if args.out else None
-    if out is not None and out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: exists and is not a folder")
-    grid = parse_grid(args.grid)
-    engines, settings, params = configured_run(args, args.engine)
-    transcripts = collect_transcripts(args.paths)
-    if args.limit is not None:
-        if args.limit < 1:
-            raise ConfigError(f"--limit must be >= 1, got {args.limit}")
-        transcripts = transcripts[: args.limit]
-    result = bench(
-        transcripts,
-        engines,
-        grid,
-        settings=settings,
-        params=params,
-        observers=cache_observers(args.cache, args.cache_policy),
-        workers=args.workers,
-        progress=False if args.no_progress else None,
-    )
-    summaries = result.summaries
-    print(format_table(summaries[[c for c in SHOWN if c in summaries.columns]]))
-=======
     config, base = build_config(args, _host_defaults())
     try:
         sweep = run_config(config, settings=base, progress=False if args.no_progress else None)
@@ -172,7 +155,6 @@ def run(args: argparse.Namespace) -> int:
     if result.reused:
         print(f"resumed: {result.reused} of {len(result.summaries)} runs were already finished in {sweep.out}")
     print(render_table(result.summaries, by=args.by))
->>>>>>> main
     for _, row in result.failed.iterrows():
         print(f"{str(row['status']).upper()} {row['transcript']} x {row['engine']} ({row['params']}): {row['error']}")
     if sweep.files:
