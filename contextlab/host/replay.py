@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from contextlab import clock as vclock
-from contextlab.engine import ContextEngine, Message, overrides
+from contextlab.engine import ContextEngine, Message, hook, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.engine_tools import EngineToolRouter, tool_names
 from contextlab.host.history import WorkingHistory
@@ -825,7 +825,7 @@ class ReplayHost:
         """Call an optional hook as the host does: exceptions are logged and swallowed."""
         started = time.perf_counter()
         try:
-            return getattr(self.engine, method)(*args, **kwargs)
+            return hook(self.engine, method)(*args, **kwargs)  # an older host ABC may lack the hook
         except Exception as error:
             message = f"engine.{method} raised {type(error).__name__}: {error} (ignored, as the host does)"
             log.warning(message)
