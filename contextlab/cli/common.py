@@ -208,28 +208,6 @@ def _fraction(text: str) -> float:
     return value
 
 
-def cache_observers(specs: list[str], policy: str) -> list[Any]:
-    """The ``--cache`` observers (none when no spec is given); a model without a price row is a
-    one-line error naming the known models, not a column of NaN costs."""
-    if not specs:
-        return []
-    import warnings
-
-    from contextlab.cache.observer import CacheObserver
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the unpriced case is refused right below
-        observer = CacheObserver(specs, policy)
-    missing = observer.unpriced()
-    if missing:
-        known = ", ".join(sorted(f"{r.provider}:{r.model}" for r in observer.prices.rows.values()))
-        raise ConfigError(
-            f"--cache {missing[0]}: no price for this model (known: {known}); "
-            "add a row in a YAML file named by $CONTEXTLAB_PRICES"
-        )
-    return [observer]
-
-
 def add_plugin_options(parser: argparse.ArgumentParser) -> None:
     """``--plugin-path DIR`` (repeatable) and ``--config config.yaml``, as every engine-resolving command takes them."""
     parser.add_argument(

@@ -6,10 +6,10 @@ import argparse
 from typing import Any
 
 from contextlab.api import replay
+from contextlab.cache.observer import priced_observers
 from contextlab.cli.common import (
     add_host_options,
     add_plugin_options,
-    cache_observers,
     check_output_path,
     configured_run,
 )
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     transcript = load_transcript(args.path, args.index)
     if args.facts is not None:
         transcript.facts = load_facts(args.facts, transcript)
-    observers = cache_observers(args.cache, args.cache_policy)
+    observers = priced_observers(args.cache, args.cache_policy)
     (engine,), settings, params = configured_run(args, [args.engine] if args.engine else [])
     if not args.json and transcript.n_requests >= LONG_REPLAY_REQUESTS:
         observers.append(ReplayProgress(f"replay {engine}"))
