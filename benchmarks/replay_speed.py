@@ -7,12 +7,19 @@ memo, and compares each replay with the time it takes just to tokenize each dist
 the same prefix once (the unavoidable work). A well-designed host stays within a small constant
 factor of that baseline, and the factor does not grow with length: the replay is linear.
 Without a PATH it uses the largest bundled dataset, ``datasets/coding-agent.jsonl.gz``.
+
+It then replays every real Claude Code session under ``$CONTEXTLAB_TRANSCRIPTS/claude-code`` (or
+``../shared/transcripts``; ``--sessions DIR``, ``--no-sessions`` to skip) and a repetition of the worst
+one to about 2,000 requests (``--long N``), in CPU seconds, each with its ratio to its own floor
+(target: within 2x). CPU time is used there because the machine may be shared.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +29,7 @@ from contextlab.tokens import load_encoding
 
 REPO = Path(__file__).resolve().parent.parent
 WINDOW = 100_000_000
+SESSIONS = Path(os.environ.get("CONTEXTLAB_TRANSCRIPTS", REPO.parent / "shared" / "transcripts")) / "claude-code"
 
 
 def default_transcript() -> Transcript:
@@ -86,6 +94,9 @@ def main() -> None:
     parser.add_argument("path", nargs="?", help="transcript to replay (default: the largest bundled dataset)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per length; the median is reported")
     parser.add_argument("--encoding", default="cl100k_base")
+    parser.add_argument("--sessions", type=Path, default=SESSIONS, help="folder of Claude Code sessions")
+    parser.add_argument("--no-sessions", action="store_true", help="skip the real-session report")
+    parser.add_argument("--long", type=int, default=2000, help="requests of the worst session's repetition")
     args = parser.parse_args()
     transcript = load_transcript(args.path) if args.path else default_transcript()
     load_encoding(args.encoding)  # load the vocabulary outside the timed region
@@ -104,6 +115,53 @@ def main() -> None:
     print(
         f"the whole conversation took {growth:.2f}x the replay time of its first half, for {work:.2f}x the "
         f"tokenization work: the ratio grew {rows[1]['ratio'] / rows[0]['ratio']:.2f}x (a linear host keeps it flat)"
+    )
+    if not args.no_sessions:
+        report_sessions(args.sessions, args.encoding, args.long)
+
+
+def session_ratio(transcript: Transcript, encoding: str) -> tuple[float, float, float]:
+    """(replay CPU s, floor CPU s, ratio) of a passthrough replay on a cold token memo."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scaling import tokenize_distinct_once as floor_cpu
+
+    floor = min(floor_cpu(transcript, encoding) for _ in range(3))
+    started = time.process_time()
+    replay(
+        transcript,
+        "passthrough",
+        HostSettings(encoding=encoding, context_length=WINDOW),
+        counter=ExactCounter(encoding),
+    )
+    spent = time.process_time() - started
+    return spent, floor, spent / floor
+
+
+def report_sessions(folder: Path, encoding: str, long_requests: int) -> None:
+    """Every real Claude Code session, then the worst one repeated to about ``long_requests``."""
+    from scaling import repeat_transcript
+
+    paths = sorted(folder.glob("*-*-*-*-*.jsonl"))
+    if not paths:
+        print(f"no Claude Code sessions under {folder}")
+        return
+    print(f"\nreal Claude Code sessions ({folder}), passthrough, CPU seconds (target: within 2x the floor)")
+    print(f"{'session':<10}{'requests':>9}{'replay s':>10}{'floor s':>9}{'ratio':>7}")
+    worst: tuple[float, Transcript] | None = None
+    for path in paths:
+        transcript = load_transcript(path)
+        spent, floor, ratio = session_ratio(transcript, encoding)
+        print(f"{path.name[:8]:<10}{transcript.n_requests:>9}{spent:>10.3f}{floor:>9.3f}{ratio:>7.2f}", flush=True)
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, transcript)
+    assert worst is not None
+    base = worst[1]
+    times = max(1, round(long_requests / max(1, base.n_requests)))
+    long = repeat_transcript(base, times)
+    spent, floor, ratio = session_ratio(long, encoding)
+    print(
+        f"{base.transcript_id[:8]} x{times}: {long.n_requests} requests, replay {spent:.2f} s, "
+        f"floor {floor:.2f} s, ratio {ratio:.2f}"
     )
 
 

@@ -23,7 +23,7 @@ _LAZY: dict[str, str] = {
     "compare": "contextlab.api",
     "replay": "contextlab.api",
     "CacheObserver": "contextlab.cache",
-    "calibrate": "contextlab.cache.calibrate",
+    "calibrate": "contextlab.calibrate",
     "load_dataset": "contextlab.datasets",
     "ContextEngine": "contextlab.engine",
     "ConfigError": "contextlab.errors",
@@ -94,7 +94,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # static view of the lazy names, for mypy and editors
     from contextlab.api import compare, replay
     from contextlab.cache import CacheObserver
-    from contextlab.cache.calibrate import calibrate
+    from contextlab.calibrate import calibrate
     from contextlab.datasets import load_dataset
     from contextlab.engine import ContextEngine
     from contextlab.errors import ConfigError, ContextLabError, EngineError, TokenizerUnavailable, TranscriptError

@@ -38,9 +38,9 @@ def settings_from(config: BenchConfig, base: HostSettings | None = None) -> Host
 
 def observers_from(config: BenchConfig) -> list[Any]:
     """The cache observers the config names (an unpriced model is an error before anything runs)."""
-    from contextlab.cli.common import cache_observers
+    from contextlab.cache.observer import priced_observers
 
-    return cache_observers(config.cache, config.cache_policy)
+    return priced_observers(config.cache, config.cache_policy)
 
 
 def run_config(

@@ -58,3 +58,29 @@ def install_agent_shim() -> None:
     """Register the fallback finder once (idempotent)."""
     if not any(isinstance(f, _AgentShimFinder) for f in sys.meta_path):
         sys.meta_path.append(_FINDER)
+
+
+HOST_MODULE = "agent.context_engine"
+
+
+def host_engine_class() -> type | None:
+    """The real host's ``agent.context_engine.ContextEngine`` when it is loaded and is not contextlab's stand-in.
+
+    Only ``sys.modules`` is consulted: a plugin written for the host imports the module itself, so
+    contextlab never imports the real host just to ask.
+    """
+    module = sys.modules.get(HOST_MODULE)
+    if module is None or getattr(module, "__contextlab_shim__", False):
+        return None
+    cls = getattr(module, "ContextEngine", None)
+    return cls if isinstance(cls, type) else None
+
+
+def engine_bases() -> tuple[type, ...]:
+    """The ABCs an engine may subclass: contextlab's, plus the real host's when it is loaded."""
+    from contextlab.engine import ContextEngine
+
+    host = host_engine_class()
+    if host is None or host is ContextEngine:
+        return (ContextEngine,)
+    return (ContextEngine, host)

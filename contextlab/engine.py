@@ -210,12 +210,48 @@ def match_model_threshold(overrides: dict[str, float], model: str, provider: str
 
 
 def overrides(engine: object, hook: str) -> bool:
-    """True when ``engine`` defines ``hook`` itself instead of inheriting the ABC default.
+    """True when ``engine`` defines ``hook`` itself instead of inheriting an ABC default.
 
-    The host never calls an inherited optional hook, so a non-implementing engine pays nothing.
+    The host never calls an inherited optional hook, so a non-implementing engine pays nothing. The
+    defaults of both ABCs count as inherited: contextlab's and, when a real Hermes ``agent`` package
+    is loaded, the host's own ``agent.context_engine.ContextEngine`` (which may lack newer hooks).
     """
-    base = getattr(ContextEngine, hook, None)
-    impl = getattr(type(engine), hook, None)
-    if impl is None:
-        return False
-    return impl is not base
+    from contextlab.compat import engine_bases
+
+    bases = engine_bases()
+    for klass in type(engine).__mro__:
+        if hook in vars(klass):
+            return klass not in bases
+    return False
+
+
+def is_engine(obj: object) -> bool:
+    """True for an instance of contextlab's ``ContextEngine`` or of the real host's."""
+    from contextlab.compat import engine_bases
+
+    return isinstance(obj, engine_bases())
+
+
+def is_engine_class(obj: object) -> bool:
+    """True for a subclass of contextlab's ``ContextEngine`` or of the real host's (the ABCs included)."""
+    from contextlab.compat import engine_bases
+
+    return isinstance(obj, type) and issubclass(obj, engine_bases())
+
+
+def hook(engine: Any, name: str) -> Any:
+    """``engine.<name>`` bound, or contextlab's default for it when the engine's ABC predates that hook.
+
+    An engine on an older host ABC (the real ``agent.context_engine`` of an earlier release) may lack
+    optional hooks entirely; the host behaves as if it had the default, and so does contextlab.
+    """
+    impl = getattr(engine, name, None)
+    if impl is not None:
+        return impl
+    return getattr(ContextEngine, name).__get__(engine, type(engine))
+
+
+def clone_engine(engine: Any) -> Any:
+    """``engine.clone_for_agent()``, or a deep copy (the host's older default) when the engine's ABC has none."""
+    clone = getattr(engine, "clone_for_agent", None)
+    return clone() if callable(clone) else copy.deepcopy(engine)

@@ -368,39 +368,51 @@ def sanitize_request(messages: list[Message]) -> list[Message]:
     Role allowlist; orphaned tool results dropped and unanswered tool calls stripped; thinking-only
     assistant messages dropped; adjacent user messages merged (the first keeps its uid, the others
     are recorded in ``_absorbed_message_uids``). Messages that need no change are returned as the
-    same objects.
+    same objects. (The replay host keeps the same result up to date row by row:
+    :class:`contextlab.host.sanitized.IncrementalSanitizer`.)
     """
-    kept = [m for m in messages if isinstance(m, dict) and m.get("role") in ROLES]
-    kept = _drop_orphans(kept)
-    kept = [m for m in kept if not _thinking_only(m)]
-    return list(_merge_adjacent_users(kept))
-
-
-def _drop_orphans(messages: list[Message]) -> list[Message]:
     answered: set[str] = set()
     called: set[str] = set()
     for m in messages:
-        if m.get("role") == "tool" and m.get("tool_call_id"):
-            answered.add(str(m["tool_call_id"]))
-        for call in tool_calls(m):
-            called.add(str(call.get("id", "")))
-    out: list[Message] = []
-    for m in messages:
-        if m.get("role") == "tool":
-            if not m.get("tool_call_id") or str(m["tool_call_id"]) not in called:
-                continue
-            out.append(m)
-            continue
-        calls = tool_calls(m)
-        if calls and any(str(c.get("id", "")) not in answered for c in calls):
-            live = [c for c in calls if str(c.get("id", "")) in answered]
-            m = {k: v for k, v in m.items() if k != "tool_calls"}
-            if live:
-                m["tool_calls"] = live
-            elif not m.get("content"):
-                m["content"] = "(tool call removed)"
-        out.append(m)
-    return out
+        answers, calls = row_call_ids(m)
+        answered.update(answers)
+        called.update(calls)
+    kept = [sanitize_row(m, answered, called) for m in messages]
+    return list(_merge_adjacent_users([m for m in kept if m is not None]))
+
+
+def row_call_ids(message: Message) -> tuple[list[str], list[str]]:
+    """The tool-result id a row answers (as a list) and the call ids it makes, as the sanitizers see
+    them; a row the role allowlist drops contributes none."""
+    if not isinstance(message, dict) or message.get("role") not in ROLES:
+        return [], []
+    call_id = message.get("tool_call_id") if message.get("role") == "tool" else None
+    answers = [str(call_id)] if call_id else []
+    return answers, [str(c.get("id", "")) for c in tool_calls(message)]
+
+
+def sanitize_row(message: Message, answered: set[str], called: set[str]) -> Message | None:
+    """One row after the role allowlist, the orphan rules and the thinking-only rule (None: dropped),
+    given every tool-result id (``answered``) and call id (``called``) of the request."""
+    if not isinstance(message, dict) or message.get("role") not in ROLES:
+        return None
+    if message.get("role") == "tool":
+        call_id = message.get("tool_call_id")
+        return message if call_id and str(call_id) in called else None
+    calls = tool_calls(message)
+    if calls and any(str(c.get("id", "")) not in answered for c in calls):
+        live = [c for c in calls if str(c.get("id", "")) in answered]
+        message = {k: v for k, v in message.items() if k != "tool_calls"}
+        if live:
+            message["tool_calls"] = live
+        elif not message.get("content"):
+            message["content"] = "(tool call removed)"
+    return None if _thinking_only(message) else message
+
+
+def is_user_text(message: Message) -> bool:
+    """A user row with string content: the rows the adjacent-user merge folds together."""
+    return message.get("role") == "user" and isinstance(message.get("content"), str)
 
 
 def _thinking_only(message: Message) -> bool:

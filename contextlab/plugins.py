@@ -1,21 +1,27 @@
 """Engine discovery: every way the Hermes host finds a context engine, plus Python entry points.
 
-Sources, in precedence order on a name clash (the host's rule: bundled wins):
+Sources (``docs/engine-authors.md`` says which host rule each follows):
 
-1. ``bundled``: ``plugins/context_engine/<name>/`` shipped with contextlab (the repo's top-level
+1. ``builtin``: ``compressor`` (the host's own engine: nothing shadows it) and ``passthrough``;
+2. ``bundled``: ``plugins/context_engine/<name>/`` shipped with contextlab (the repo's top-level
    ``plugins/`` folder in a source checkout, the ``contextlab_plugins`` package in an installed wheel);
-2. ``folder``: folders passed in (:func:`add_plugin_path`, ``--plugin-path``), then ``user``: folders in
-   ``$CONTEXTLAB_PLUGIN_PATH`` (``os.pathsep``-separated; the host's ``$HERMES_HOME/plugins``);
-3. ``entry_point``: the ``contextlab.engines`` entry-point group (a class, an instance, a factory or a
+3. ``folder``: folders passed in (:func:`add_plugin_path`, ``--plugin-path``), then ``user``: folders in
+   ``$CONTEXTLAB_PLUGIN_PATH`` (``os.pathsep``-separated) and the host's ``$HERMES_HOME/plugins``;
+4. ``entry_point``: the ``contextlab.engines`` entry-point group (a class, an instance, a factory or a
    module with ``register(ctx)``);
-4. ``registered``: :func:`register_plugin_module` (a module whose ``register(ctx)`` calls
+5. ``registered``: :func:`register_plugin_module` (a module whose ``register(ctx)`` calls
    ``ctx.register_context_engine``) and :func:`register_engine`.
 
-A plugin folder holds ``__init__.py`` and ``plugin.yaml`` (``name``, ``description``, ``version``).
-Discovery reads metadata only; a plugin is imported when it is loaded or listed with
-:func:`list_engines`. An import failure marks that plugin unavailable with its reason and never
-stops the others. ``$CONTEXTLAB_LOAD_PLUGINS`` (comma-separated names; empty means none) restricts
-which *third-party* plugins (folder, user, entry point) are considered; bundled ones always are.
+The host bundles none of contextlab's candidate engines, so a third-party plugin with the name of a
+bundled one (or of ``passthrough``) shadows it, with a one-line warning; among third-party sources
+the first in the order above wins. A plugin folder is ``<name>/__init__.py``; the folder name is the
+engine name and an optional ``plugin.yaml`` adds the description and version. Discovery reads
+metadata only; a plugin is imported when it is loaded or listed with :func:`list_engines`. Every load
+of a folder plugin runs its ``register(ctx)`` (or constructs its class) again, so each run gets a
+fresh instance, as the host's directory loader does. An import failure marks that plugin
+unavailable with its reason and never stops the others. ``$CONTEXTLAB_LOAD_PLUGINS``
+(comma-separated names; empty means none) restricts which *third-party* plugins (folder,
+user, entry point) are considered; bundled ones always are.
 Plugins are never auto-activated: :func:`engine_from_config` reads ``context: engine:`` from a
 ``config.yaml``, as the host does.
 """
@@ -39,13 +45,18 @@ from typing import Any
 
 import yaml
 
-from contextlab.engine import ContextEngine
+from contextlab.compat import engine_bases
+from contextlab.engine import ContextEngine, clone_engine, is_engine, is_engine_class
 from contextlab.errors import ConfigError, EngineError
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "contextlab.engines"
 PLUGIN_PATH_ENV = "CONTEXTLAB_PLUGIN_PATH"
+HERMES_HOME_ENV = "HERMES_HOME"
+"""The host's home: its user plugins live in ``$HERMES_HOME/plugins/<name>/``."""
+UNSHADOWABLE = frozenset({"compressor"})
+"""Names no plugin can take: the host always runs its built-in compressor for ``context.engine: compressor``."""
 LOAD_PLUGINS_ENV = "CONTEXTLAB_LOAD_PLUGINS"
 QUALIFY_BYTES = 8192
 """The host only considers a user folder whose ``__init__.py`` mentions the engine API in its first 8 KB."""
@@ -68,7 +79,8 @@ class PluginInfo:
         description: One line from the metadata (or the class docstring).
         version: Plugin or distribution version ("" when unknown).
         available: False once loading it failed (see ``error``); None until it was tried.
-        error: Why it is unavailable (import error, bad metadata, no engine found).
+        error: Why it is unavailable (import error, no engine found).
+        note: A non-fatal remark (an unreadable ``plugin.yaml``, what this plugin shadows).
     """
 
     name: str
@@ -78,6 +90,7 @@ class PluginInfo:
     version: str = ""
     available: bool | None = None
     error: str | None = None
+    note: str | None = None
     _loader: Callable[[], Factory] | None = field(default=None, repr=False, compare=False)
     _factory: Factory | None = field(default=None, repr=False, compare=False)
 
@@ -91,6 +104,7 @@ class PluginInfo:
             "version": self.version,
             "available": self.available,
             "error": self.error,
+            "note": self.note,
         }
 
 
@@ -100,22 +114,25 @@ class PluginInfo:
 class PluginContext:
     """The ``ctx`` a module's ``register(ctx)`` receives (the host's plugin context, engine part).
 
-    Only one engine may be registered per context: a second is refused with a warning, as the host
-    does. ``register_command`` is accepted and recorded (contextlab has no slash commands).
+    A second ``register_context_engine`` replaces the first, as the host's context-engine directory
+    loader does (its collector keeps the last engine); with ``first_wins`` (the host's general plugin
+    system, used for modules and entry points) it is refused with a warning instead.
+    ``register_command`` is accepted and recorded (contextlab has no slash commands).
     """
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, *, first_wins: bool = False) -> None:
         self.label = label
+        self.first_wins = first_wins
         self.engine: ContextEngine | None = None
         self.commands: dict[str, Any] = {}
         self.warnings: list[str] = []
 
     def register_context_engine(self, engine: ContextEngine) -> None:
-        if not isinstance(engine, ContextEngine):
+        if not is_engine(engine):
             raise EngineError(
                 f"{self.label}: register_context_engine expects a ContextEngine, got {type(engine).__name__}"
             )
-        if self.engine is not None:
+        if self.engine is not None and self.first_wins:
             message = (
                 f"{self.label}: a context engine ({_engine_name(self.engine)!r}) is already registered; "
                 f"ignoring {_engine_name(engine)!r}"
@@ -123,6 +140,12 @@ class PluginContext:
             log.warning(message)
             self.warnings.append(message)
             return
+        if self.engine is not None:
+            # Not a warning: the host replaces silently; the note says which one won.
+            self.warnings.append(
+                f"{self.label}: {_engine_name(engine)!r} replaces the engine registered before it "
+                f"({_engine_name(self.engine)!r})"
+            )
         self.engine = engine
 
     def register_command(self, name: str, handler: Any, *args: Any, **kwargs: Any) -> None:
@@ -143,14 +166,14 @@ def factory_from_object(obj: Any, label: str) -> Factory:
     every run; parameters then construct a new instance of the engine's class instead.
     """
     if isinstance(obj, types.ModuleType):
-        return _factory_from_module(obj, label)
-    if isinstance(obj, type) and issubclass(obj, ContextEngine):
+        return _factory_from_module(obj, label, per_load=False)
+    if is_engine_class(obj):
         return _class_factory(obj, label)
-    if isinstance(obj, ContextEngine):
+    if is_engine(obj):
         return _instance_factory(obj, label)
     if callable(obj):
         made = obj()
-        if isinstance(made, ContextEngine) or (isinstance(made, type) and issubclass(made, ContextEngine)):
+        if is_engine(made) or is_engine_class(made):
             return factory_from_object(made, label)
         raise EngineError(f"{label}: factory returned {type(made).__name__}, not a ContextEngine")
     raise EngineError(f"{label}: {type(obj).__name__} is not an engine class, instance, factory or module")
@@ -173,36 +196,79 @@ def _instance_factory(engine: ContextEngine, label: str) -> Factory:
         if params:
             return _class_factory(type(engine), label)(params)
         try:
-            return engine.clone_for_agent()
+            cloned: ContextEngine = clone_engine(engine)
         except Exception as error:
             # The host logs and falls back to the compressor; contextlab reports it instead.
-            raise EngineError(f"context engine {label!r} could not be safely copied for this agent: {error}") from error
+            raise EngineError(
+                f"context engine {label!r} could not be safely copied for this agent "
+                f"(clone_for_agent raised {type(error).__name__}: {error})"
+            ) from None
+        return cloned
 
     return make
 
 
-def _factory_from_module(module: types.ModuleType, label: str) -> Factory:
+def _factory_from_module(module: types.ModuleType, label: str, *, per_load: bool = True) -> Factory:
+    """The engine factory of a plugin module, found as the host finds it.
+
+    ``register(ctx)`` first (the last engine it registers wins); when the module has none, or it
+    raises or registers nothing, the first engine class in ``dir(module)`` order that constructs
+    without arguments. With ``per_load`` (folder plugins, the host's directory loader) every call
+    runs that discovery again, so each load is a fresh instance; otherwise (a general plugin
+    module) the engine found once is copied with ``clone_for_agent()`` per load.
+
+    Raises:
+        EngineError: No engine found (the reason ``register`` failed is named).
+    """
+    first, how = _discover_in_module(module, label, first_wins=not per_load)
+    if not per_load:
+        return _instance_factory(first, label)
+    spare = [first]  # the probe instance serves the first load, so a plugin is constructed once per load
+    lock = threading.Lock()
+
+    def make(params: Mapping[str, Any]) -> ContextEngine:
+        if params:
+            return _class_factory(type(first), label)(params)
+        with lock:
+            if spare:
+                return spare.pop()
+        try:
+            engine, _ = _discover_in_module(module, label) if how == "register" else (type(first)(), how)
+        except EngineError:
+            raise
+        except Exception as error:
+            raise EngineError(f"engine {label!r} failed to start: {type(error).__name__}: {error}") from None
+        return engine
+
+    return make
+
+
+def _discover_in_module(module: types.ModuleType, label: str, *, first_wins: bool = False) -> tuple[ContextEngine, str]:
+    """One engine instance from ``module`` and how it was found (``"register"`` or ``"class"``)."""
+    problem = ""
     register = getattr(module, "register", None)
     if callable(register):
-        ctx = PluginContext(label)
-        register(ctx)
-        if ctx.engine is None:
-            raise EngineError(f"{label}: register(ctx) did not call ctx.register_context_engine")
-        return _instance_factory(ctx.engine, label)
-    classes = [
-        obj
-        for obj in vars(module).values()
-        if isinstance(obj, type)
-        and issubclass(obj, ContextEngine)
-        and obj is not ContextEngine
-        and not getattr(obj, "__abstractmethods__", None)
-    ]
-    # Prefer a class defined in the plugin itself over one it merely imports.
-    own = [c for c in classes if c.__module__ == module.__name__ or c.__module__.startswith(module.__name__ + ".")]
-    found = own or classes
-    if not found:
-        raise EngineError(f"{label}: no register(ctx) and no ContextEngine subclass in {module.__name__}")
-    return _class_factory(sorted(found, key=lambda c: c.__qualname__)[0], label)
+        ctx = PluginContext(label, first_wins=first_wins)
+        try:
+            register(ctx)
+        except Exception as error:
+            problem = f"register(ctx) raised {type(error).__name__}: {error}"
+        else:
+            if ctx.engine is not None:
+                return ctx.engine, "register"
+            problem = "register(ctx) did not call ctx.register_context_engine"
+    bases = engine_bases()
+    for attr in sorted(dir(module)):
+        obj = getattr(module, attr, None)
+        if not isinstance(obj, type) or not is_engine_class(obj) or obj in bases:
+            continue
+        if getattr(obj, "__abstractmethods__", None):
+            continue
+        try:
+            return obj(), "class"
+        except Exception as error:  # the host skips a class that cannot be constructed without arguments
+            problem = problem or f"{obj.__qualname__}() raised {type(error).__name__}: {error}"
+    raise EngineError(f"{label}: {problem or f'no register(ctx) and no ContextEngine subclass in {module.__name__}'}")
 
 
 # --------------------------------------------------------------------------- plugin folders
@@ -232,7 +298,7 @@ def read_plugin_yaml(folder: Path) -> dict[str, str]:
     if not path.is_file():
         raise EngineError(f"{path}: missing plugin.yaml (expected name, description, version)")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -252,6 +318,21 @@ def read_plugin_yaml(folder: Path) -> dict[str, str]:
     return out
 
 
+def plugin_metadata(folder: Path) -> tuple[str, str, str | None]:
+    """``(description, version, problem)`` from an optional ``plugin.yaml``.
+
+    The host resolves an engine by its folder name and reads only ``description`` from this file,
+    ignoring a missing or unreadable one; contextlab does the same, and names the problem.
+    """
+    if not (folder / "plugin.yaml").is_file():
+        return "", "", None
+    try:
+        meta = read_plugin_yaml(folder)
+    except EngineError as error:
+        return "", "", str(error)
+    return meta["description"], meta["version"], None
+
+
 def _qualifies(init: Path) -> bool:
     try:
         head = init.read_bytes()[:QUALIFY_BYTES].decode("utf-8", "replace")
@@ -260,11 +341,31 @@ def _qualifies(init: Path) -> bool:
     return any(word in head for word in QUALIFY_WORDS)
 
 
+def plugin_roots(path: Path) -> list[Path]:
+    """The folders of ``<name>/`` plugins that ``path`` stands for.
+
+    ``path`` may be a folder of plugin folders (a ``context_engine/`` folder, or the host's
+    ``$HERMES_HOME/plugins``) or a ``plugins/`` folder holding ``context_engine/``: then both.
+    """
+    roots = [path]
+    nested = path / "context_engine"
+    if nested.is_dir():
+        roots.append(nested)
+    return roots
+
+
 def _folder_infos(root: Path, source: str) -> list[PluginInfo]:
     infos: list[PluginInfo] = []
     if not root.is_dir():
         log.warning("plugin folder %s does not exist", root)
         return infos
+    if source != "bundled":
+        return [info for sub in plugin_roots(root) for info in _plugin_folders(sub, source)]
+    return _plugin_folders(root, source)
+
+
+def _plugin_folders(root: Path, source: str) -> list[PluginInfo]:
+    infos: list[PluginInfo] = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         init = folder / "__init__.py"
         if not init.is_file():
@@ -272,13 +373,10 @@ def _folder_infos(root: Path, source: str) -> list[PluginInfo]:
         if source != "bundled" and not _qualifies(init):
             continue
         info = PluginInfo(name=folder.name, source=source, location=str(folder))
-        try:
-            meta = read_plugin_yaml(folder)
-        except EngineError as error:
-            info.available, info.error = False, str(error)
-        else:
-            info.description, info.version = meta["description"], meta["version"]
-            info._loader = _folder_loader(folder, source)
+        info.description, info.version, problem = plugin_metadata(folder)
+        if problem:
+            info.note = f"{problem} (ignored: the folder name names the engine)"
+        info._loader = _folder_loader(folder, source, info)
         infos.append(info)
     return infos
 
@@ -291,12 +389,20 @@ def _module_name(folder: Path, source: str) -> str:
     return f"contextlab_user_plugins.p{digest}.{folder.name}"
 
 
-def _folder_loader(folder: Path, source: str) -> Callable[[], Factory]:
+def _folder_loader(folder: Path, source: str, info: PluginInfo) -> Callable[[], Factory]:
     def load() -> Factory:
         module = import_plugin_folder(folder, _module_name(folder, source))
-        return _factory_from_module(module, folder.name)
+        factory = _factory_from_module(module, folder.name)
+        if not info.description:
+            info.description = _first_doc_line(module)
+        return factory
 
     return load
+
+
+def _first_doc_line(obj: object) -> str:
+    doc = (getattr(obj, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else ""
 
 
 _import_lock = threading.RLock()
@@ -379,6 +485,7 @@ class Registry:
         self._registered: list[PluginInfo] = []
         self._infos: dict[str, PluginInfo] | None = None
         self.shadowed: list[PluginInfo] = []
+        self._warned: set[str] = set()
 
     # -- configuration
 
@@ -388,6 +495,12 @@ class Registry:
             folder = Path(path)
             if not folder.is_dir():
                 raise ConfigError(f"plugin folder {folder} does not exist")
+            if not _folder_infos(folder, "folder"):
+                raise ConfigError(
+                    f"plugin folder {folder} holds no context engine plugin "
+                    "(expected <name>/__init__.py mentioning ContextEngine or register_context_engine, "
+                    "here or in its context_engine/ folder)"
+                )
             if folder not in self._extra_paths:
                 self._extra_paths.append(folder)
             self._infos = None
@@ -395,7 +508,7 @@ class Registry:
     def register_module(self, module: str | types.ModuleType) -> str:
         """Load an engine through a module's ``register(ctx)``; returns its name."""
         mod = importlib.import_module(module) if isinstance(module, str) else module
-        factory = _factory_from_module(mod, mod.__name__)
+        factory = _factory_from_module(mod, mod.__name__, per_load=False)
         name = _engine_name(factory({}))
         return self._add_registered(name, mod.__name__, factory, mod.__doc__)
 
@@ -454,12 +567,37 @@ class Registry:
         found: dict[str, PluginInfo] = {}
         self.shadowed = []
         for info in candidates:
-            if info.name in found and info.source != "registered":
-                # First source wins: builtin, then bundled (the host's rule), then the rest in order.
-                self.shadowed.append(info)
-                continue
-            found[info.name] = info
+            held = found.get(info.name)
+            if held is None:
+                found[info.name] = info
+            elif info.name in UNSHADOWABLE:
+                self._shadow(
+                    info,
+                    f"{info.source} plugin {info.name!r} ({info.location}) is ignored: "
+                    f"the host always runs its built-in {info.name!r}",
+                )
+            elif info.source == "registered" or held.source in ("builtin", "bundled"):
+                # The host bundles none of contextlab's candidates: a third-party plugin of that name wins.
+                self._shadow(
+                    held,
+                    f"{info.source} plugin {info.name!r} ({info.location}) shadows "
+                    f"contextlab's {held.source} {info.name!r}",
+                )
+                info.note = f"shadows contextlab's {held.source} {info.name!r}"
+                found[info.name] = info
+            else:
+                self._shadow(
+                    info,
+                    f"{info.source} plugin {info.name!r} ({info.location}) is shadowed by the "
+                    f"{held.source} one ({held.location})",
+                )
         return found
+
+    def _shadow(self, info: PluginInfo, message: str) -> None:
+        self.shadowed.append(info)
+        if info.source != "registered" and message not in self._warned:
+            self._warned.add(message)  # once per process and message, not on every re-discovery
+            log.warning(message)
 
     def names(self) -> list[str]:
         return sorted(self.infos())
@@ -477,7 +615,11 @@ class Registry:
             if info.source == "builtin":
                 from contextlab.engines import builtin_engine_class
 
-                info._factory = _class_factory(builtin_engine_class(name), name)
+                try:
+                    info._factory = _class_factory(builtin_engine_class(name), name)
+                except EngineError as error:
+                    info.available, info.error = False, str(error)
+                    raise
                 info.available = True
                 return info._factory
             if info._loader is None:
@@ -511,7 +653,10 @@ class Registry:
 
 
 def _builtin_description(name: str) -> str:
-    from contextlab.engines import builtin_engine_class
+    from contextlab.engines import BUILTIN_DESCRIPTIONS, builtin_engine_class
+
+    if name in BUILTIN_DESCRIPTIONS:
+        return BUILTIN_DESCRIPTIONS[name]
 
     try:
         doc = (builtin_engine_class(name).__doc__ or "").strip()
@@ -529,7 +674,11 @@ def _own_version() -> str:
 
 def _env_paths() -> list[Path]:
     raw = os.environ.get(PLUGIN_PATH_ENV, "")
-    return [Path(p) for p in raw.split(os.pathsep) if p.strip()]
+    paths = [Path(p) for p in raw.split(os.pathsep) if p.strip()]
+    home = os.environ.get(HERMES_HOME_ENV, "").strip()
+    if home and (Path(home) / "plugins").is_dir():
+        paths.append(Path(home) / "plugins")
+    return paths
 
 
 def _allowed_third_party() -> set[str] | None:

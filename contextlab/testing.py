@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from contextlab.conformance_reach import check_reach
-from contextlab.engine import ContextEngine, Message, overrides
+from contextlab.engine import ContextEngine, Message, clone_engine, hook, is_engine, overrides
 from contextlab.engines import EngineSpec, resolve_engine
 from contextlab.errors import EngineError
 from contextlab.host.compaction import _accepted_kwargs
@@ -34,11 +34,9 @@ from contextlab.host.settings import HostSettings
 from contextlab.host.trace import TIMING_COLUMNS
 from contextlab.host.turns import plan_turns
 from contextlab.messages import (
-    PERSISTENCE_ONLY_MESSAGE_FIELDS,
     UidMinter,
     clone_messages,
     content_text,
-    freeze,
     stamp_identity,
     validate_messages,
 )
@@ -211,7 +209,11 @@ def check_engine(
     _check_metadata(engine, prototype, rec)
 
     def fresh() -> ContextEngine:
-        return prototype.clone_for_agent()
+        # A name or class gives a fresh instance per run, as the host's loader does; an instance is
+        # cloned (a failing clone_for_agent is a one-line EngineError naming the engine).
+        if isinstance(engine, (str, type)):
+            return resolve_engine(engine, params)
+        return resolve_engine(prototype)
 
     from contextlab.progress import progress_bar
 
@@ -268,7 +270,7 @@ _REQUIRED = ("update_from_response", "should_compress", "compress")
 
 
 def _check_abc(engine: ContextEngine, rec: _Recorder) -> None:
-    if not isinstance(engine, ContextEngine):
+    if not is_engine(engine):
         rec.fail("abc", f"{type(engine).__name__} is not a ContextEngine subclass")
         return
     abstract: frozenset[str] = getattr(type(engine), "__abstractmethods__", frozenset())
@@ -284,6 +286,15 @@ def _check_abc(engine: ContextEngine, rec: _Recorder) -> None:
         return
     if not isinstance(name, str) or not name.strip():
         rec.fail("abc", f"name must be a non-empty string, got {name!r}")
+    if overrides(engine, "clone_for_agent"):
+        try:
+            clone_engine(engine)
+        except Exception as error:
+            rec.fail(
+                "abc",
+                f"clone_for_agent raised {type(error).__name__}: {error} "
+                "(the host falls back to its compressor when it cannot copy an engine)",
+            )
 
 
 def _check_metadata(spec: EngineSpec, engine: ContextEngine, rec: _Recorder) -> None:
@@ -303,10 +314,6 @@ def _check_metadata(spec: EngineSpec, engine: ContextEngine, rec: _Recorder) -> 
 
 
 # --------------------------------------------------------------------------- the driver
-
-
-def _content_key(message: Message) -> Any:
-    return freeze({k: v for k, v in message.items() if k not in PERSISTENCE_ONLY_MESSAGE_FIELDS})
 
 
 class _Driver:
@@ -432,6 +439,7 @@ class _Driver:
                 self.fail("inputs_not_mutated", "select_context mutated its inputs (it is request-only)")
             results.append((result, request))
         first, first_input = results[0]
+        pristine_rows = pristine
         if calls == 2 and first != results[1][0]:
             self.fail("select_stable", "two calls with the same input returned different selections")
         if first is None or first is first_input:
@@ -441,7 +449,7 @@ class _Driver:
             return
         self.acted("select_context")
         self._valid(first, "select_context")
-        self._uids(first_input, first, "select_context")
+        self._uids(pristine_rows, first, "select_context", first_input)
 
     # -- compress
 
@@ -478,7 +486,7 @@ class _Driver:
                 f"compress grew the history from {self._tokens(original)} to {self._tokens(result)} rough tokens",
             )
             return
-        self._uids(original, result, "compress")
+        self._uids(original, result, "compress", snapshot)
         self.acted("compress")
         self._commit(result)
 
@@ -515,7 +523,7 @@ class _Driver:
         if self._tokens(result) > self._tokens(original):
             self.fail("never_grows", "prune_tool_results_only grew the history")
             return
-        self._uids(original, result, "prune_tool_results_only")
+        self._uids(original, result, "prune_tool_results_only", snapshot)
         self.acted("prune")
         self._commit(result)
 
@@ -533,34 +541,32 @@ class _Driver:
         if violations:
             self.fail("valid_output", f"{hook}: {len(violations)} structural violation(s), first: {violations[0]}")
 
-    def _uids(self, before: list[Message], after: list[Message], hook: str) -> None:
+    def _uids(self, before: list[Message], after: list[Message], hook: str, handed: list[Message]) -> None:
+        """``uids_kept`` by identity: a row of the list the engine was handed (``handed[i]`` is the
+        engine's copy of ``before[i]``) that comes back must still carry ``before[i]``'s uid. Any
+        other row is engine-authored or a rewrite, whatever its text (a note repeating an older
+        note is a new message); only merges are checked, by ``merge_uids``."""
         by_uid: dict[str, Message] = {}
         for m in before:
             uid = m.get("message_uid")
             if isinstance(uid, str) and uid:
                 by_uid.setdefault(uid, m)
-        same = {id(m) for m in before}
-        uids_of_content: dict[Any, list[str]] | None = None  # built only if a row needs it
+        position = {id(m): i for i, m in enumerate(handed)}
         kept_uids = {m.get("message_uid") for m in after}
         for i, m in enumerate(after):
-            uid = m.get("message_uid")
             absorbed = m.get("_absorbed_message_uids")
             if absorbed:
                 self._merge(i, m, absorbed, by_uid, kept_uids, hook)
-            if id(m) in same or (isinstance(uid, str) and uid in by_uid):
-                continue  # the input row itself, or a rewrite under a known uid (a new version)
-            if uids_of_content is None:
-                uids_of_content = {}
-                for row in before:
-                    row_uid = row.get("message_uid")
-                    if isinstance(row_uid, str) and row_uid:
-                        uids_of_content.setdefault(_content_key(row), []).append(row_uid)
-            expected = uids_of_content.get(_content_key(m))
-            if expected and uid not in expected:
+            source = position.get(id(m))
+            if source is None or source >= len(before):
+                continue
+            expected = before[source].get("message_uid")
+            uid = m.get("message_uid")
+            if isinstance(expected, str) and expected and uid != expected and not absorbed:
                 self.fail(
                     "uids_kept",
-                    f"{hook}: message {i} is kept unchanged but its message_uid "
-                    f"{'was dropped' if not uid else f'changed to {uid!r}'} (was {expected[0]!r})",
+                    f"{hook}: message {i} is input row {source} kept in place but its message_uid "
+                    f"{'was dropped' if not uid else f'changed to {uid!r}'} (was {expected!r})",
                 )
 
     def _merge(self, i: int, m: Message, absorbed: Any, by_uid: dict[str, Message], kept: set[Any], hook: str) -> None:
@@ -601,7 +607,7 @@ class _Driver:
 
     def _tools(self) -> None:
         try:
-            schemas = self.engine.get_tool_schemas() or []
+            schemas = hook(self.engine, "get_tool_schemas")() or []
         except Exception as error:
             self.fail("tool_json", f"get_tool_schemas raised {type(error).__name__}: {error}")
             return
@@ -613,7 +619,7 @@ class _Driver:
 
     def _tool_call(self, name: str, args: dict[str, Any]) -> None:
         try:
-            out = self.engine.handle_tool_call(name, args, messages=clone_messages(self.history))
+            out = hook(self.engine, "handle_tool_call")(name, args, messages=clone_messages(self.history))
         except Exception as error:
             self.fail("tool_json", f"handle_tool_call({name!r}) raised {type(error).__name__}: {error}")
             return

@@ -278,6 +278,7 @@ class ExactCounter:
         self._text_memo: dict[str, int] = {}
         self._message_memo: dict[Any, int] = {}
         self._tools_memo: dict[Any, int] = {}
+        self._tools_last: tuple[list[dict[str, Any]], int, int] | None = None
 
     def text(self, text: str) -> int:
         """Tokens in ``text`` (special tokens counted as ordinary text)."""
@@ -329,11 +330,15 @@ class ExactCounter:
         """Tokens of the tool schemas as sent (compact JSON)."""
         if not tools:
             return 0
+        last = self._tools_last
+        if last is not None and last[0] is tools and last[1] == len(tools):
+            return last[2]  # the same list again (hosts pass one list per run): no re-hash
         key = freeze(tools)
         hit = self._tools_memo.get(key)
         if hit is None:
             hit = self.text(json.dumps(tools, separators=(",", ":"), sort_keys=True))
             self._tools_memo[key] = hit
+        self._tools_last = (tools, len(tools), hit)
         return hit
 
     def request(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:

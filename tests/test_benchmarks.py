@@ -14,7 +14,11 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize(
     ("script", "args", "expect"),
     [
-        ("replay_speed.py", ["datasets/coding-agent-short.jsonl.gz", "--repeat", "1"], "tokenize-once s"),
+        (
+            "replay_speed.py",
+            ["datasets/coding-agent-short.jsonl.gz", "--repeat", "1", "--no-sessions"],
+            "tokenize-once s",
+        ),
     ],
 )
 def test_benchmark_script_runs(script: str, args: list[str], expect: str) -> None:

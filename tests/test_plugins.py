@@ -129,22 +129,26 @@ def test_plugin_with_sibling_modules(tmp_path: Path) -> None:
         ("name: bad\ndescription: {a: 1}\nversion: 1\n", "must be a string"),
     ],
 )
-def test_bad_plugin_yaml_is_reported_clearly(tmp_path: Path, meta: str, message: str) -> None:
+def test_bad_plugin_yaml_is_noted_and_the_folder_name_still_resolves(tmp_path: Path, meta: str, message: str) -> None:
+    # The host reads only the description from plugin.yaml and ignores a broken one.
     write_plugin(tmp_path, "bad", SIMPLE_ENGINE.format(name="bad"), meta=meta)
     registry = Registry([tmp_path])
     info = registry.infos()["bad"]
-    assert info.available is False
-    assert message in (info.error or "")
-    assert "plugin.yaml" in (info.error or "")
-    with pytest.raises(EngineError, match="unavailable"):
-        registry.load("bad")
+    assert message in (info.note or "")
+    assert "plugin.yaml" in (info.note or "")
+    assert registry.load("bad").name == "bad"
+    assert info.available is True
 
 
-def test_missing_plugin_yaml(tmp_path: Path) -> None:
+def test_plugin_yaml_is_optional(tmp_path: Path) -> None:
     folder = tmp_path / "noyaml"
     folder.mkdir()
-    (folder / "__init__.py").write_text(SIMPLE_ENGINE.format(name="noyaml"))
-    assert "missing plugin.yaml" in (Registry([tmp_path]).infos()["noyaml"].error or "")
+    (folder / "__init__.py").write_text('"""Keeps everything."""\n' + SIMPLE_ENGINE.format(name="noyaml"))
+    registry = Registry([tmp_path])
+    info = registry.infos()["noyaml"]
+    assert info.error is None and info.note is None
+    assert registry.load("noyaml").name == "noyaml"
+    assert info.description == "Keeps everything."  # the module docstring stands in for plugin.yaml
 
 
 def test_import_failure_is_reported_and_does_not_stop_others(tmp_path: Path) -> None:
@@ -165,11 +169,31 @@ def test_import_failure_is_reported_and_does_not_stop_others(tmp_path: Path) -> 
         registry.load("broken")
 
 
-def test_bundled_wins_on_a_name_clash(tmp_path: Path) -> None:
+def test_a_user_plugin_shadows_a_bundled_candidate_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The host bundles none of contextlab's candidates: a user's mask_window is the one it would run.
     write_plugin(tmp_path, "mask_window", SIMPLE_ENGINE.format(name="mask_window"))
+    write_plugin(tmp_path, "passthrough", SIMPLE_ENGINE.format(name="passthrough"))
     registry = Registry([tmp_path])
-    assert registry.infos()["mask_window"].source == "bundled"
-    assert [i.source for i in registry.shadowed if i.name == "mask_window"] == ["folder"]
+    with caplog.at_level(logging.WARNING, logger="contextlab.plugins"):
+        infos = registry.infos()
+    assert infos["mask_window"].source == "folder"
+    assert infos["passthrough"].source == "folder"
+    assert {(i.name, i.source) for i in registry.shadowed} == {("mask_window", "bundled"), ("passthrough", "builtin")}
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len([w for w in warnings if "shadows contextlab's bundled 'mask_window'" in w]) == 1
+    assert all("\n" not in w for w in warnings)
+    assert type(registry.load("mask_window")).__module__.startswith("contextlab_user_plugins")
+
+
+def test_nothing_shadows_the_builtin_compressor(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    write_plugin(tmp_path, "compressor", SIMPLE_ENGINE.format(name="compressor"))
+    registry = Registry([tmp_path])
+    with caplog.at_level(logging.WARNING, logger="contextlab.plugins"):
+        assert registry.infos()["compressor"].source == "builtin"
+    assert "the host always runs its built-in 'compressor'" in caplog.text
+    assert type(registry.load("compressor")).__module__.startswith("contextlab.engines")
 
 
 def test_unknown_name_suggests_close_matches() -> None:
@@ -179,16 +203,52 @@ def test_unknown_name_suggests_close_matches() -> None:
         resolve_engine("sumary")
 
 
-def test_register_ctx_refuses_a_second_engine(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_second_register_context_engine_replaces_the_first() -> None:
+    # The host's context-engine directory loader keeps the last engine its collector was given.
     ctx = PluginContext("test")
-    first = resolve_engine("passthrough")
-    with caplog.at_level(logging.WARNING):
-        ctx.register_context_engine(first)
-        ctx.register_context_engine(resolve_engine("passthrough"))
-    assert ctx.engine is first
-    assert "already registered" in caplog.text
+    first, second = resolve_engine("passthrough"), resolve_engine("passthrough")
+    ctx.register_context_engine(first)
+    ctx.register_context_engine(second)
+    assert ctx.engine is second
+    assert "replaces the engine registered before it" in ctx.warnings[0]
     with pytest.raises(EngineError):
         ctx.register_context_engine("not an engine")  # type: ignore[arg-type]
+
+
+def test_a_plugin_registering_twice_resolves_to_its_last_engine(tmp_path: Path) -> None:
+    code = SIMPLE_ENGINE.format(name="twice") + (
+        "\n\ndef register(ctx):\n    ctx.register_context_engine(Engine(0.1))\n"
+        "    ctx.register_context_engine(Engine(0.9))\n"
+    )
+    write_plugin(tmp_path, "twice", code)
+    assert Registry([tmp_path]).load("twice").threshold_percent == 0.9
+
+
+def test_each_load_of_a_folder_plugin_is_a_fresh_instance(tmp_path: Path) -> None:
+    code = SIMPLE_ENGINE.format(name="counted") + (
+        "\n\nMADE = []\n\ndef register(ctx):\n    engine = Engine(0.5)\n    MADE.append(engine)\n"
+        "    ctx.register_context_engine(engine)\n"
+    )
+    write_plugin(tmp_path, "counted", code)
+    registry = Registry([tmp_path])
+    a, b, c = (registry.load("counted") for _ in range(3))
+    assert len({id(a), id(b), id(c)}) == 3
+    made = sys.modules[type(a).__module__].MADE
+    assert [id(e) for e in made] == [id(a), id(b), id(c)]  # register(ctx) ran once per load, as in the host
+
+
+def test_a_failing_register_falls_back_to_the_engine_class(tmp_path: Path) -> None:
+    code = SIMPLE_ENGINE.format(name="fallback") + "\n\ndef register(ctx):\n    raise RuntimeError('no config')\n"
+    write_plugin(tmp_path, "fallback", code)
+    assert Registry([tmp_path]).load("fallback").name == "fallback"
+
+
+def test_a_plugin_without_any_engine_is_one_line(tmp_path: Path) -> None:
+    write_plugin(tmp_path, "empty", "# ContextEngine\ndef register(ctx):\n    raise RuntimeError('boom')\n")
+    registry = Registry([tmp_path])
+    with pytest.raises(EngineError, match=r"register\(ctx\) raised RuntimeError: boom") as caught:
+        registry.load("empty")
+    assert "\n" not in str(caught.value)
 
 
 def test_register_module_and_register_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -226,7 +286,8 @@ def test_entry_point_distribution(with_fake_dist: Path, caplog: pytest.LogCaptur
     assert "contextlab-fake-engines" in echo.location
     assert registry.load("fake_echo").name == "fake_echo"
     assert echo.description.startswith("Echo")
-    # A module entry point goes through register(ctx); the second registration is refused.
+    # A module entry point is a general plugin: register(ctx) once, and a second registration is
+    # refused as the host's general plugin system refuses it.
     with caplog.at_level(logging.WARNING):
         engine = registry.load("fake_registered")
     assert engine.name == "fake_registered" and engine.label == "first"  # type: ignore[attr-defined]
@@ -234,9 +295,9 @@ def test_entry_point_distribution(with_fake_dist: Path, caplog: pytest.LogCaptur
     listed = {i.name: i for i in registry.list()}
     assert listed["fake_broken"].available is False
     assert "contextlab_fake_missing_dependency" in (listed["fake_broken"].error or "")
-    # Bundled wins over a distribution claiming the same name.
-    assert infos["mask_window"].source == "bundled"
-    assert any(i.source == "entry_point" and i.name == "mask_window" for i in registry.shadowed)
+    # A distribution claiming a bundled candidate's name shadows it (the host has no such engine).
+    assert infos["mask_window"].source == "entry_point"
+    assert any(i.source == "bundled" and i.name == "mask_window" for i in registry.shadowed)
 
 
 def test_load_plugins_env_restricts_third_party(

@@ -80,7 +80,9 @@ class Grows(Base):
 
 class StripsUids(Base):
     def compress(self, messages, current_tokens=None, focus_topic=None, force=False, memory_context=""):  # type: ignore[no-untyped-def]
-        return [{k: v for k, v in m.items() if k != "message_uid"} for m in messages]
+        for m in messages:
+            m.pop("message_uid", None)  # the kept rows themselves lose their identity
+        return list(messages)  # a new list of the same rows
 
 
 class BadMerge(Base):

@@ -111,7 +111,7 @@ class AnthropicProfile(CacheProfile):
     def keys(self, request: RenderedRequest) -> list[bytes]:
         """Prefix keys. Images added or removed anywhere invalidate the messages layer (caching.md
         §1.2), so message-section keys carry whether the request has images."""
-        if not any(b.kind == "image" for b in request.blocks):
+        if not request.has_images:
             return request.hashes
         return [
             h + b"+images" if block.section == "messages" else h

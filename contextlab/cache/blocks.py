@@ -76,6 +76,10 @@ class RenderedRequest:
         total_tokens: Whole-request tokens (blocks plus framing the blocks do not carry).
         overhead_tokens: Tokens of the unseen fixed prefix block (0 if none).
         message_ends: For each message, the index of its last block (-1 if it has none).
+        has_images: Some block is an image.
+        key: What the blocks before the messages depend on (tools, overhead, system split).
+        messages_start: Index of the first message block.
+        first_image: Index of the first image block (-1: none).
     """
 
     blocks: list[Block]
@@ -87,9 +91,17 @@ class RenderedRequest:
     total_tokens: int
     overhead_tokens: int
     message_ends: list[int]
+    has_images: bool = False
+    key: Any = None
+    messages_start: int = 0
+    first_image: int = -1
 
     def __len__(self) -> int:
         return len(self.blocks)
+
+    def images_through(self, count: int) -> bool:
+        """Whether an image is among the first ``count`` blocks."""
+        return 0 <= self.first_image < count
 
     def tokens_through(self, index: int) -> int:
         """Tokens of the prefix ending at block ``index`` (0 for ``index < 0``)."""
@@ -211,6 +223,7 @@ class BlockRenderer:
         overhead_tokens: int = 0,
         total_tokens: int | None = None,
         system_split: int | None = None,
+        shared_messages: int = 0,
     ) -> RenderedRequest:
         """Blocks of one request.
 
@@ -224,17 +237,37 @@ class BlockRenderer:
             total_tokens: The whole prompt (framing included); default: the sum of the blocks.
             system_split: Split the leading system message at this character offset (the host's
                 static/volatile system boundary).
+            shared_messages: How many leading messages are the previous request's (the host knows:
+                ``RequestView.prefix_messages``). Their blocks, cumulative tokens and hashes are
+                reused, so a request costs its new messages, not its length (``docs/performance.md``).
         """
-        blocks: list[Block] = []
         tool_parts = self._tool_parts(tools) if tools else ()
-        if tool_parts:
-            blocks.extend(_spread(tool_parts, tools_tokens, "tools", "tool", -1))
-        if overhead_tokens > 0:
-            digest = _digest(b"overhead\x00", str(overhead_tokens).encode())
-            blocks.append(Block("system", "system", "overhead", -2, 0, overhead_tokens, 0, digest))
+        previous = self._previous
+        head: list[Block] = []
         message_ends: list[int] = []
+        start = 0
+        if (
+            previous is not None
+            and shared_messages > 0
+            and previous.key == (tool_parts, tools_tokens, overhead_tokens, system_split)
+        ):
+            start = min(shared_messages, len(previous.message_ends), len(messages))
+            message_ends = previous.message_ends[:start]
+            end = message_ends[-1] + 1 if message_ends else previous.messages_start
+            head = previous.blocks[:end]
+        blocks: list[Block] = head
+        if not head:
+            if tool_parts:
+                blocks.extend(_spread(tool_parts, tools_tokens, "tools", "tool", -1))
+            if overhead_tokens > 0:
+                digest = _digest(b"overhead\x00", str(overhead_tokens).encode())
+                blocks.append(Block("system", "system", "overhead", -2, 0, overhead_tokens, 0, digest))
+            start, message_ends = 0, []
+        messages_start = len(blocks) if start == 0 else (previous.messages_start if previous else 0)
+        shared_blocks = len(blocks)
         memo = self._blocks
-        for index, (message, tokens) in enumerate(zip(messages, message_tokens, strict=True)):
+        for index in range(start, len(messages)):
+            message, tokens = messages[index], message_tokens[index]
             hit = memo.get(id(message))
             if (
                 hit is not None
@@ -253,50 +286,63 @@ class BlockRenderer:
                 memo[id(message)] = (message, index, tokens, system_split, built)
                 blocks.extend(built)
             message_ends.append(len(blocks) - 1)
-        rendered = self._cumulate(blocks, overhead_tokens, total_tokens)
+        rendered = self._cumulate(blocks, overhead_tokens, total_tokens, shared_blocks if head else None)
         rendered.message_ends = message_ends
+        rendered.key = (tool_parts, tools_tokens, overhead_tokens, system_split)
+        rendered.messages_start = messages_start
+        if len(memo) > 2 * max(len(messages), 64) or len(self._by_id) > 2 * max(len(messages), 64):
+            # Only the messages of the latest request can hit again: drop the rest, so the memos
+            # never keep dropped messages alive (amortised O(1) per message).
+            live = {id(m) for m in messages}
+            self._blocks = {k: v for k, v in memo.items() if k in live}
+            self._by_id = {k: v for k, v in self._by_id.items() if k in live}
         return rendered
 
-    def _cumulate(self, blocks: list[Block], overhead: int, total: int | None) -> RenderedRequest:
+    def _cumulate(
+        self, blocks: list[Block], overhead: int, total: int | None, known_shared: int | None = None
+    ) -> RenderedRequest:
         n = len(blocks)
-        cum_tokens = [0] * n
-        cum_chars = [0] * n
-        hashes: list[bytes] = [b""] * n
         # Reuse the previous request's hashes over the shared leading blocks: appending turns cost
         # O(new blocks) in hashing, not O(request).
         previous = self._previous
         shared = 0
-        position_of = [0] * n
         positions: list[int] = []
         running_tokens = running_chars = 0
         if previous is not None:
-            limit = min(n, len(previous.blocks))
-            old = previous.blocks
-            while shared < limit and (old[shared] is blocks[shared] or old[shared] == blocks[shared]):
-                shared += 1
-            if shared:
-                # Everything about the shared leading blocks is what the previous request computed.
-                hashes[:shared] = previous.hashes[:shared]
-                cum_tokens[:shared] = previous.cum_tokens[:shared]
-                cum_chars[:shared] = previous.cum_chars[:shared]
-                position_of[:shared] = previous.position_of[:shared]
-                last_position = previous.position_of[shared - 1]
-                positions = previous.positions[: last_position + 1]
-                positions[-1] = shared - 1  # a run may have continued past the shared part
-                running_tokens = cum_tokens[shared - 1]
-                running_chars = cum_chars[shared - 1]
+            if known_shared is not None:
+                shared = min(known_shared, len(previous.blocks))
+            else:
+                limit = min(n, len(previous.blocks))
+                old = previous.blocks
+                while shared < limit and (old[shared] is blocks[shared] or old[shared] == blocks[shared]):
+                    shared += 1
+        if shared:
+            # Everything about the shared leading blocks is what the previous request computed.
+            hashes = previous.hashes[:shared]  # type: ignore[union-attr]
+            cum_tokens = previous.cum_tokens[:shared]  # type: ignore[union-attr]
+            cum_chars = previous.cum_chars[:shared]  # type: ignore[union-attr]
+            position_of = previous.position_of[:shared]  # type: ignore[union-attr]
+            last_position = position_of[shared - 1]
+            positions = previous.positions[: last_position + 1]  # type: ignore[union-attr]
+            positions[-1] = shared - 1  # a run may have continued past the shared part
+            running_tokens = cum_tokens[shared - 1]
+            running_chars = cum_chars[shared - 1]
+        else:
+            hashes, cum_tokens, cum_chars, position_of = [], [], [], []
+        last_hash = hashes[-1] if hashes else b""
         for i in range(shared, n):
             block = blocks[i]
             running_tokens += block.tokens
             running_chars += block.chars
-            cum_tokens[i] = running_tokens
-            cum_chars[i] = running_chars
-            hashes[i] = _digest(hashes[i - 1] if i else b"", block.digest)
+            cum_tokens.append(running_tokens)
+            cum_chars.append(running_chars)
+            last_hash = _digest(last_hash, block.digest)
+            hashes.append(last_hash)
             if i and block.kind in RUN_KINDS and blocks[i - 1].kind == block.kind:
                 positions[-1] = i
             else:
                 positions.append(i)
-            position_of[i] = len(positions) - 1
+            position_of.append(len(positions) - 1)
         rendered = RenderedRequest(
             blocks=blocks,
             cum_tokens=cum_tokens,
@@ -308,6 +354,11 @@ class BlockRenderer:
             overhead_tokens=overhead,
             message_ends=[],
         )
+        first = previous.first_image if shared and previous is not None else -1
+        if not 0 <= first < shared:
+            first = next((i for i in range(shared, n) if blocks[i].kind == "image"), -1)
+        rendered.first_image = first
+        rendered.has_images = first >= 0
         self._previous = rendered
         return rendered
 

@@ -13,8 +13,8 @@ from collections import deque
 from typing import Any
 
 from contextlab.cache.blocks import RenderedRequest
-from contextlab.cache.profiles import CacheProfile, CacheResult, Marker, lcp_result
-from contextlab.cache.store import ttl_seconds
+from contextlab.cache.profiles import CacheProfile, CacheResult, Marker, lcp_result, longest_readable_prefix
+from contextlab.cache.store import common_prefix, ttl_seconds
 from contextlab.errors import ConfigError
 
 LEGACY_UNIT = 64
@@ -88,10 +88,7 @@ class DeepSeekProfile(CacheProfile):
         self._unit(hashes[-1], cum[-1], t)
         common = []
         for old, _ in self._recent:
-            shared = 0
-            limit = min(len(old), len(hashes))
-            while shared < limit and old[shared] == hashes[shared]:
-                shared += 1
+            shared = common_prefix(old, hashes)
             common.append(shared)
             if shared:
                 self._unit(hashes[shared - 1], cum[shared - 1], t, ready_at=t + max(self.ttft, 1e-9))
@@ -106,10 +103,7 @@ class DeepSeekProfile(CacheProfile):
         return lcp_result(total, hit)
 
     def _legacy(self, request: RenderedRequest, cum: list[int], total: int, t: float) -> CacheResult:
-        common = 0
-        for i, key in enumerate(request.hashes):
-            if self.store.readable(key, t) is None:
-                break
-            common = cum[i]
+        last = longest_readable_prefix(self.store, request, t)
+        common = cum[last] if last >= 0 else 0
         self.store.write_prefixes(request.hashes, cum, t, self.ttl_s)
         return lcp_result(total, (common // LEGACY_UNIT) * LEGACY_UNIT)

@@ -17,6 +17,7 @@ from contextlab.cache.policies import Policy, make_policy
 from contextlab.cache.prefix import PrefixProfile
 from contextlab.cache.pricing import PriceTable, load_prices, request_cost, uncached_cost
 from contextlab.cache.profiles import CacheProfile, CacheResult, make_profile
+from contextlab.errors import ConfigError
 from contextlab.host.observers import RequestObserver, RequestView
 
 COLUMNS = ("cache_read_tokens", "cache_write_tokens", "uncached_tokens", "cost_usd")
@@ -96,6 +97,7 @@ class CacheObserver:
             overhead_tokens=view.fixed_overhead_tokens,
             total_tokens=view.prompt_tokens,
             system_split=split,
+            shared_messages=int(getattr(view, "prefix_messages", 0) or 0),
         )
         markers = self.policy.markers(request, messages) if any(p.uses_markers for p in self.profiles) else []
         row: dict[str, Any] = {}
@@ -153,3 +155,21 @@ def _keys(profiles: list[CacheProfile]) -> list[str]:
             key += "'"
         keys.append(key)
     return keys
+
+
+def priced_observers(specs: list[str], policy: str) -> list[RequestObserver]:
+    """The ``--cache`` observers (none when no spec is given); a model without a price row is a
+    one-line error naming the known models, not a column of NaN costs."""
+    if not specs:
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the unpriced case is refused right below
+        observer = CacheObserver(specs, policy)
+    missing = observer.unpriced()
+    if missing:
+        known = ", ".join(sorted(f"{r.provider}:{r.model}" for r in observer.prices.rows.values()))
+        raise ConfigError(
+            f"--cache {missing[0]}: no price for this model (known: {known}); "
+            "add a row in a YAML file named by $CONTEXTLAB_PRICES"
+        )
+    return [observer]

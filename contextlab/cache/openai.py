@@ -79,7 +79,7 @@ class OpenAIProfile(CacheProfile):
         self.retention_s = ttl_seconds("24h") if retention == "24h" else ttl_seconds(idle_ttl)
         self.ttl = ttl
         self.explicit_only = bool(explicit_only)
-        self._recent: deque[bytes] = deque(maxlen=READ_WINDOW)
+        self._recent: deque[tuple[bytes, int]] = deque(maxlen=READ_WINDOW)
 
     @property
     def uses_markers(self) -> bool:  # type: ignore[override]
@@ -100,11 +100,10 @@ class OpenAIProfile(CacheProfile):
         total = self.total(request)
         cum = self.cum(request)
         hashes = request.hashes
-        index = {key: i for i, key in enumerate(hashes)}
         read, read_key = 0, b""
-        for key in self._recent:
-            i = index.get(key)
-            if i is not None and cum[i] > read and self.store.readable(key, t) is not None:
+        # A key is a cumulative hash: it can only sit at the block index it was written at.
+        for key, i in self._recent:
+            if i < len(hashes) and hashes[i] == key and cum[i] > read and self.store.readable(key, t) is not None:
                 read, read_key = cum[i], key
         if read_key:
             self.store.touch(read_key, t)
@@ -116,8 +115,8 @@ class OpenAIProfile(CacheProfile):
         top = max((cum[b] for b in writes), default=read)
         for b in writes:
             self.store.write(hashes[b], cum[b], t, ttl_seconds(self.ttl))
-            if hashes[b] in self._recent:
-                self._recent.remove(hashes[b])
-            self._recent.append(hashes[b])
+            if (hashes[b], b) in self._recent:
+                self._recent.remove((hashes[b], b))
+            self._recent.append((hashes[b], b))
         write = top - read
         return CacheResult(total, read, write, total - top, {self.ttl: write} if write else {})

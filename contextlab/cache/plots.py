@@ -15,7 +15,7 @@ def plot_calibration(frame: pd.DataFrame, ax: Axes | None = None, *, title: str 
     """Recorded and simulated cache-read tokens per request, with the prompt size for scale.
 
     Args:
-        frame: A calibration frame (:attr:`contextlab.cache.calibrate.Calibration.frame`).
+        frame: A calibration frame (:attr:`contextlab.calibrate.Calibration.frame`).
         ax: Axes to draw on; a new figure when None.
         title: Figure title.
     """

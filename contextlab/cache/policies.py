@@ -185,9 +185,17 @@ class HermesCurrent(SystemAnd3):
             and messages[0].get("role") == "system"
             and self.system_split(str(messages[0].get("content") or "")) is not None
         )
-        system_blocks = [i for i, b in enumerate(request.blocks) if b.message == 0 and b.section == "system"]
+        # Tools and the system prompt lead the request: stop at the first message block.
+        system_blocks: list[int] = []
+        tools: list[int] = []
+        for i, b in enumerate(request.blocks):
+            if b.section == "messages":
+                break
+            if b.section == "tools":
+                tools.append(i)
+            elif b.message == 0 and b.section == "system":
+                system_blocks.append(i)
         if self.tool_plan and split:
-            tools = [i for i, b in enumerate(request.blocks) if b.section == "tools"]
             return self._mark([system_blocks[0], tools[-1] if tools else -1, *self._endpoints(request, messages)])
         if not split:
             return super().markers(request, messages)

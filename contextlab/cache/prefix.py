@@ -10,6 +10,7 @@ from typing import Any
 
 from contextlab.cache.blocks import RenderedRequest
 from contextlab.cache.profiles import CacheProfile, CacheResult, Marker
+from contextlab.cache.store import common_prefix
 from contextlab.errors import ConfigError
 
 
@@ -38,10 +39,7 @@ class PrefixProfile(CacheProfile):
         total = self.total(request)
         cum = self.cum(request)
         old, hashes = self._previous, request.hashes
-        shared = 0
-        limit = min(len(old), len(hashes))
-        while shared < limit and old[shared] == hashes[shared]:
-            shared += 1
+        shared = common_prefix(old, hashes)
         self._previous = hashes
         if shared == 0:
             read = 0

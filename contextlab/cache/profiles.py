@@ -132,15 +132,19 @@ class CacheProfile(ABC):
 def longest_readable_prefix(store: CacheStore, request: RenderedRequest, t: float) -> int:
     """Index of the last block whose prefix key is readable in ``store`` (-1 if none).
 
-    Prefix models store every boundary of a prompt, so readability is monotone along a request:
-    walk forward until the first miss.
+    Prefix models store every boundary of a prompt, so readability is monotone along a request (a
+    readable prefix's shorter prefixes were written and refreshed with it): the boundary between
+    readable and not is found by bisection, in O(log n) lookups instead of a walk over the request.
     """
-    last = -1
-    for i, key in enumerate(request.hashes):
-        if store.readable(key, t) is None:
-            break
-        last = i
-    return last
+    hashes = request.hashes
+    low, high = 0, len(hashes)  # invariant: hashes[:low] readable, hashes[high:] not
+    while low < high:
+        middle = (low + high) // 2
+        if not store.readable_at(hashes[middle], middle, t):
+            high = middle
+        else:
+            low = middle + 1
+    return low - 1
 
 
 PROFILE_CLASSES: dict[str, str] = {

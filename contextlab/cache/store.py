@@ -42,12 +42,36 @@ class Entry:
         return self.ready_at <= t < self.last_used + self.ttl
 
 
+def common_prefix(a: list[bytes], b: list[bytes]) -> int:
+    """How many leading prefix keys two requests share.
+
+    A key is a cumulative hash (it names the whole prefix up to its block), so ``a[i] == b[i]``
+    implies every earlier key is shared too: the length is found by bisection.
+    """
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high) // 2
+        if a[middle] == b[middle]:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
 class CacheStore:
     """Entries by prefix key, with expiry on the virtual clock.
 
+    Prefix-matching providers refresh every prefix of every prompt (:meth:`write_prefixes`). Done
+    entry by entry that is O(request) per request; instead the refresh of the prompt's keys is kept
+    *pending* (``docs/performance.md``): the next prompt, which shares most of them, takes the shared
+    keys over into its own pending refresh, and only the keys it does not share are brought up to
+    date. Readability along a prompt (:meth:`readable_at`) takes the pending refresh into account;
+    every other method applies it first, so the store always behaves as if each entry were updated.
+
     Args:
         ttft: Seconds between a request's start and the moment its writes become readable.
-        sweep_every: Drop expired entries every this many writes (keeps memory flat on long runs).
+        sweep_every: Drop expired entries at least this many writes apart (and then only once the
+            writes since the last sweep reach the store's size, so sweeping is O(1) per write).
     """
 
     def __init__(self, *, ttft: float = 0.0, sweep_every: int = 512) -> None:
@@ -55,29 +79,62 @@ class CacheStore:
         self._entries: dict[bytes, Entry] = {}
         self._sweep_every = sweep_every
         self._writes = 0
+        self._size_after_sweep = 0
         self._latest = float("-inf")
+        self._pending: tuple[list[bytes], float, float] | None = None  # keys refreshed at t, with ttl
+        self._settled = True  # the pending refresh is applied to every entry
 
     def __len__(self) -> int:
+        self._settle()
         return len(self._entries)
 
     def __contains__(self, key: bytes) -> bool:
+        self._settle()
         return key in self._entries
+
+    def _settle(self, keys: list[bytes] | None = None) -> None:
+        """Apply the pending refresh to every key (or only to ``keys``). Applying it is idempotent,
+        so the refresh stays pending for :meth:`write_prefixes` to extend."""
+        pending = self._pending
+        if pending is None or (keys is None and self._settled):
+            return
+        entries, at = self._entries, pending[1]
+        for key in pending[0] if keys is None else keys:
+            entry = entries.get(key)
+            if entry is not None and entry.last_used < at:
+                entry.last_used = at
+        if keys is None:
+            self._settled = True
 
     def readable(self, key: bytes, t: float) -> Entry | None:
         """The entry under ``key`` if it can be read at ``t``, else None (no refresh)."""
+        self._settle()
         entry = self._entries.get(key)
         if entry is None or not entry.readable(t):
             return None
         return entry
 
+    def readable_at(self, key: bytes, index: int, t: float) -> bool:
+        """Whether ``key``, the prefix key of block ``index`` of a prompt, can be read at ``t``."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return False
+        last = entry.last_used
+        pending = self._pending
+        if pending is not None and pending[1] > last and index < len(pending[0]) and pending[0][index] == key:
+            last = pending[1]
+        return entry.ready_at <= t < last + entry.ttl
+
     def touch(self, key: bytes, t: float) -> None:
         """Refresh an entry that was just read."""
+        self._settle()
         entry = self._entries.get(key)
         if entry is not None:
             entry.last_used = max(entry.last_used, t)
 
     def write(self, key: bytes, tokens: int, t: float, ttl: float, *, ready_at: float | None = None) -> None:
         """Create or refresh ``key`` at ``t``; a refresh keeps the longer TTL."""
+        self._settle()
         ready = t + self.ttft if ready_at is None else ready_at
         entry = self._entries.get(key)
         if entry is not None and entry.readable(t):
@@ -86,15 +143,30 @@ class CacheStore:
         else:
             self._entries[key] = Entry(tokens, t, t, ttl, ready)
         self._latest = max(self._latest, t)
-        self._writes += 1
-        if self._writes % self._sweep_every == 0:
-            self.sweep(self._latest)
+        self._count_writes(1)
 
     def write_prefixes(self, keys: list[bytes], tokens: list[int], t: float, ttl: float) -> None:
-        """Store every prefix of one prompt (prefix-matching providers); a bulk :meth:`write`."""
+        """Store every prefix of one prompt (prefix-matching providers); a bulk :meth:`write`.
+
+        Keys shared with the previous prompt whose entries are certainly readable at ``t`` (the
+        previous prompt refreshed them with this TTL, at most a TTL ago) join the pending refresh
+        without being touched; the rest are written one by one.
+        """
         entries = self._entries
+        start = 0
+        pending = self._pending
+        if pending is not None:
+            old, at, old_ttl = pending
+            shared = common_prefix(old, keys)
+            # Every shared entry was refreshed at ``at`` with at least this TTL: readable now.
+            if shared and old_ttl == ttl and at + self.ttft <= t < at + ttl:
+                if not self._settled:
+                    self._settle(old[shared:])  # the previous prompt's own tail keeps its refresh
+                start = shared
+            else:
+                self._settle()
         ready = t + self.ttft
-        for key, count in zip(keys, tokens, strict=True):
+        for key, count in zip(keys[start:], tokens[start:], strict=True):
             entry = entries.get(key)
             if entry is not None and entry.ready_at <= t < entry.last_used + entry.ttl:
                 if t > entry.last_used:
@@ -103,15 +175,22 @@ class CacheStore:
                     entry.ttl = ttl
             else:
                 entries[key] = Entry(count, t, t, ttl, ready)
+        self._pending = (keys, t, ttl)
+        self._settled = False
         self._latest = max(self._latest, t)
-        before = self._writes
-        self._writes += len(keys)
-        if self._writes // self._sweep_every != before // self._sweep_every:
+        self._count_writes(len(keys) - start)
+
+    def _count_writes(self, n: int) -> None:
+        self._writes += n
+        if self._writes >= max(self._sweep_every, self._size_after_sweep):
             self.sweep(self._latest)
 
     def sweep(self, t: float) -> int:
         """Drop entries expired at ``t``; returns how many."""
+        self._settle()
         dead = [k for k, e in self._entries.items() if t >= e.last_used + e.ttl]
         for key in dead:
             del self._entries[key]
+        self._writes = 0
+        self._size_after_sweep = len(self._entries)
         return len(dead)

@@ -15,9 +15,16 @@ import yaml
 
 from contextlab.bench_config import BenchConfig, default_config, load_config, timestamped_out
 from contextlab.bench_run import run_config
-from contextlab.cli.common import add_host_options, engine_params, host_settings
+from contextlab.cli.common import (
+    add_host_options,
+    add_plugin_options,
+    apply_plugin_options,
+    engine_params,
+    host_settings,
+)
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
+from contextlab.hostconfig import COMPRESSOR_ENGINES
 from contextlab.report import engine_table
 
 TABLE_WIDTH = 100
@@ -63,6 +70,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--by", choices=["engine", "transcript"], default="engine", help="one row per engine (default)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (also off when TQDM_DISABLE=1)")
     add_host_options(parser)
+    add_plugin_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -103,6 +111,13 @@ def build_config(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> t
         config = BenchConfig(transcripts=list(args.sources))
     if args.engine:
         config.engines = list(args.engine)
+    host = apply_plugin_options(args)  # --plugin-path folders, and the host's config.yaml (--config)
+    if host is not None:
+        if not args.engine:
+            config.engines = [host.engine]
+        config.settings = {**host.settings, **config.settings}
+        if all(e in COMPRESSOR_ENGINES for e in config.engines):
+            config.params = {**host.compressor_params, **config.params}  # compression.* reaches the compressor only
     if args.grid:
         config.grid = {**config.grid, **parse_grid(args.grid)}
     if args.param:

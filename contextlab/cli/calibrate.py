@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from contextlab.cache.calibrate import calibrate_many
+from contextlab.calibrate import calibrate_many
 from contextlab.cli.common import check_output_path, engine_params, format_table
 from contextlab.errors import ConfigError
 

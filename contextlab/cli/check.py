@@ -6,15 +6,17 @@ import argparse
 import json
 from typing import Any
 
-from contextlab.cli.common import engine_params
-from contextlab.cli.engines import add_plugin_options, apply_plugin_options
+from contextlab.cli.common import add_plugin_options, configured_run
+from contextlab.errors import ConfigError
 from contextlab.testing import check_engine
 from contextlab.transcripts import load_transcripts
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("check", help="check an engine against the host contract", description=__doc__)
-    parser.add_argument("engine", help="engine name (see `contextlab engines`)")
+    parser.add_argument(
+        "engine", nargs="?", default=None, help="engine name (see `contextlab engines`; default: --config's)"
+    )
     parser.add_argument(
         "--transcript",
         action="append",
@@ -55,13 +57,15 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    apply_plugin_options(args)
+    if args.engine is None and args.config is None:
+        raise ConfigError("check: name an engine (see `contextlab engines`) or pass --config config.yaml")
+    names, _, params = configured_run(args, [args.engine] if args.engine else [])
     extra = []
     for path in args.transcript:
         extra += load_transcripts(path)[: max(1, args.limit)]
     report = check_engine(
-        args.engine,
-        engine_params(args.param),
+        names[0],
+        params,
         extra_transcripts=extra,
         context_length=args.context_length,
         threads=max(1, args.threads),

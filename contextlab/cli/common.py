@@ -11,15 +11,17 @@ import pandas as pd
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
 
+DEFAULT_CONTEXT_LENGTH = 200_000
+
 
 def add_host_options(parser: argparse.ArgumentParser) -> None:
     """``--context-length``, ``--threshold-percent``, ``--overhead``, ``--model``, ``--seed``, ``--param``."""
     parser.add_argument(
         "--context-length",
         type=_positive_int,
-        default=200_000,
+        default=None,
         metavar="N",
-        help="model window in tokens (default 200000)",
+        help=f"model window in tokens (default: --config's model.context_length, else {DEFAULT_CONTEXT_LENGTH})",
     )
     parser.add_argument(
         "--threshold-percent",
@@ -65,7 +67,7 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
 
 def host_settings(args: argparse.Namespace) -> HostSettings:
     return HostSettings(
-        context_length=args.context_length,
+        context_length=args.context_length or DEFAULT_CONTEXT_LENGTH,
         threshold_percent=args.threshold_percent,
         fixed_overhead_tokens=args.overhead,
         model=args.model,
@@ -206,23 +208,50 @@ def _fraction(text: str) -> float:
     return value
 
 
-def cache_observers(specs: list[str], policy: str) -> list[Any]:
-    """The ``--cache`` observers (none when no spec is given); a model without a price row is a
-    one-line error naming the known models, not a column of NaN costs."""
-    if not specs:
-        return []
-    import warnings
+def add_plugin_options(parser: argparse.ArgumentParser) -> None:
+    """``--plugin-path DIR`` (repeatable) and ``--config config.yaml``, as every engine-resolving command takes them."""
+    parser.add_argument(
+        "--plugin-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of <name>/ engine plugins (a context_engine/ folder, or a plugins/ folder holding one)",
+    )
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="CONFIG_YAML",
+        help="a Hermes config.yaml: context.engine, model.*, compression.* (see docs/engine-authors.md)",
+    )
 
-    from contextlab.cache.observer import CacheObserver
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the unpriced case is refused right below
-        observer = CacheObserver(specs, policy)
-    missing = observer.unpriced()
-    if missing:
-        known = ", ".join(sorted(f"{r.provider}:{r.model}" for r in observer.prices.rows.values()))
-        raise ConfigError(
-            f"--cache {missing[0]}: no price for this model (known: {known}); "
-            "add a row in a YAML file named by $CONTEXTLAB_PRICES"
-        )
-    return [observer]
+def apply_plugin_options(args: argparse.Namespace) -> Any:
+    """Register ``--plugin-path`` folders and read ``--config``; returns the ``HostConfig`` or None."""
+    from contextlab import plugins
+    from contextlab.hostconfig import load_host_config
+
+    for path in args.plugin_path:
+        plugins.add_plugin_path(path)
+    return load_host_config(args.config) if args.config else None
+
+
+def configured_run(
+    args: argparse.Namespace, engines: list[str], default_engine: str = "passthrough"
+) -> tuple[list[str], HostSettings, dict[str, Any]]:
+    """Engines, host settings and engine parameters after ``--plugin-path`` and ``--config``.
+
+    No engine named: the config's ``context.engine``, else ``default_engine``. The config's
+    settings apply where the command line left the default; its ``compression.*`` parameters reach
+    the compressor only (the host never passes them to a plugin engine), under ``--param``.
+    """
+    config = apply_plugin_options(args)
+    names = list(engines) or [config.engine if config is not None else default_engine]
+    # A command without the host options (check) still gets the config's engine and parameters.
+    settings = host_settings(args) if hasattr(args, "overhead") else HostSettings()
+    params = engine_params(args.param)
+    if config is not None:
+        explicit = {k for k in ("context_length", "model") if getattr(args, k, None) is not None}
+        settings = config.apply(settings, explicit=explicit)
+        if len({config.params_for(name, {}) == {} for name in names}) == 1:
+            params = config.params_for(names[0], params)  # never the compressor's keys on another engine
+    return names, settings, params

@@ -9,41 +9,19 @@ from typing import Any
 import pandas as pd
 
 from contextlab import plugins
-from contextlab.cli.common import format_table
+from contextlab.cli.common import add_plugin_options, apply_plugin_options, format_table
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("engines", help="list available engines (built-in and plugins)", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print one JSON list")
-    add_plugin_options(parser)
-    parser.add_argument(
-        "--config",
-        default=None,
-        metavar="CONFIG_YAML",
-        help="also say which engine a host config.yaml selects (context: engine:)",
-    )
+    add_plugin_options(parser)  # with --config, the engine that config.yaml selects is starred
     parser.set_defaults(run=run)
 
 
-def add_plugin_options(parser: argparse.ArgumentParser) -> None:
-    """``--plugin-path DIR`` (repeatable): more plugin folders to discover."""
-    parser.add_argument(
-        "--plugin-path",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a folder of <name>/ plugin folders to discover too (repeatable)",
-    )
-
-
-def apply_plugin_options(args: argparse.Namespace) -> None:
-    for path in args.plugin_path:
-        plugins.add_plugin_path(path)
-
-
 def run(args: argparse.Namespace) -> int:
-    apply_plugin_options(args)
-    selected = plugins.engine_from_config(args.config) if args.config else None
+    config = apply_plugin_options(args)
+    selected = config.engine if config is not None else None
     infos = plugins.list_engines()
     rows = [{**info.as_dict(), **({"selected": info.name == selected} if selected else {})} for info in infos]
     if args.json:

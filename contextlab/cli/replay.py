@@ -6,12 +6,12 @@ import argparse
 from typing import Any
 
 from contextlab.api import replay
+from contextlab.cache.observer import priced_observers
 from contextlab.cli.common import (
     add_host_options,
-    cache_observers,
+    add_plugin_options,
     check_output_path,
-    engine_params,
-    host_settings,
+    configured_run,
 )
 from contextlab.host.trace import HOST_LOOP_COUNTS, TIMING_COLUMNS, summary_json
 from contextlab.progress import LONG_REPLAY_REQUESTS, ReplayProgress
@@ -34,7 +34,9 @@ SUMMARY_FIELDS = [
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("replay", help="replay a transcript through an engine", description=__doc__)
     parser.add_argument("path", help="transcript file (any supported format; .gz allowed)")
-    parser.add_argument("--engine", default="passthrough", help="engine name (default passthrough)")
+    parser.add_argument(
+        "--engine", default=None, help="engine name (default: --config's context.engine, else passthrough)"
+    )
     parser.add_argument(
         "--index", type=int, default=0, help="which conversation of a multi-conversation file (default 0)"
     )
@@ -60,6 +62,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--cache-policy", default="system_and_3", help="marker policy (default system_and_3)")
     add_host_options(parser)
+    add_plugin_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -68,11 +71,11 @@ def run(args: argparse.Namespace) -> int:
     transcript = load_transcript(args.path, args.index)
     if args.facts is not None:
         transcript.facts = load_facts(args.facts, transcript)
-    observers = cache_observers(args.cache, args.cache_policy)
+    observers = priced_observers(args.cache, args.cache_policy)
+    (engine,), settings, params = configured_run(args, [args.engine] if args.engine else [])
     if not args.json and transcript.n_requests >= LONG_REPLAY_REQUESTS:
-        observers.append(ReplayProgress(f"replay {args.engine}"))
-    settings, params = host_settings(args), engine_params(args.param)
-    result = replay(transcript, args.engine, settings, params=params, observers=observers)
+        observers.append(ReplayProgress(f"replay {engine}"))
+    result = replay(transcript, engine, settings, params=params, observers=observers)
     if args.no_timing:
         result.trace = result.trace.drop(columns=[c for c in result.trace.columns if c in TIMING_COLUMNS])
         result.summary = {k: v for k, v in result.summary.items() if k not in TIMING_COLUMNS}

@@ -7,23 +7,36 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from contextlab.engine import ContextEngine
+from contextlab.engine import ContextEngine, clone_engine, is_engine, is_engine_class
 from contextlab.errors import EngineError
 
 BUILTIN_ENGINES: dict[str, str] = {
     "passthrough": "contextlab.engines.passthrough:PassthroughEngine",
     "compressor": "contextlab.engines.compressor:CompressorEngine",
+    "hermes.compressor": "contextlab.engines.hermes_compressor:hermes_compressor_class",
 }
-"""Engines shipped inside the package: name → ``module:Class`` (imported only when used)."""
+"""Engines shipped inside the package: name → ``module:Class`` (or ``module:function`` returning the
+class), imported only when used."""
+
+BUILTIN_DESCRIPTIONS: dict[str, str] = {
+    "hermes.compressor": "the real Hermes ContextCompressor (needs hermes-agent installed), summaries by contextlab",
+}
+"""Descriptions listed without importing the engine (``hermes.compressor`` would import the real host)."""
 
 EngineSpec = str | type[ContextEngine] | ContextEngine
 
 
 def builtin_engine_class(name: str) -> type[ContextEngine]:
+    """The class of a built-in engine.
+
+    Raises:
+        EngineError: It cannot load here (``hermes.compressor`` without a Hermes package).
+    """
     module_name, _, class_name = BUILTIN_ENGINES[name].partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    assert isinstance(cls, type) and issubclass(cls, ContextEngine)
-    return cls
+    target = getattr(importlib.import_module(module_name), class_name)
+    cls = target if isinstance(target, type) else target()
+    assert is_engine_class(cls)
+    return cls  # type: ignore[no-any-return]
 
 
 def known_engine_names() -> list[str]:
@@ -55,14 +68,19 @@ def resolve_engine(spec: EngineSpec, params: Mapping[str, Any] | None = None) ->
         EngineError: Unknown name (with suggestions), bad parameters, or a failing constructor.
     """
     params = dict(params or {})
-    if isinstance(spec, ContextEngine):
+    if is_engine(spec):
         if params:
             raise EngineError("parameters cannot be applied to an engine instance; pass its class instead")
         try:
-            return spec.clone_for_agent()
+            cloned: ContextEngine = clone_engine(spec)
         except Exception as error:
-            raise EngineError(f"engine {_safe_name(spec)!r} could not be copied: {error}") from error
-    if isinstance(spec, type) and issubclass(spec, ContextEngine):
+            raise EngineError(
+                f"engine {_safe_name(spec)!r} could not be copied (clone_for_agent raised "  # type: ignore[arg-type]
+                f"{type(error).__name__}: {error})"
+            ) from None
+        return cloned
+    if is_engine_class(spec):
+        assert isinstance(spec, type)
         return _construct(spec, params, spec.__name__)
     if isinstance(spec, str):
         if spec in BUILTIN_ENGINES:

@@ -82,8 +82,11 @@ class CompactionRunner:
         focus_topic: str | None = None,
         force: bool = False,
         memory_context: str = "",
+        owned: bool = False,
     ) -> PassResult:
-        snapshot = clone_messages(history)
+        """One ``compress`` pass. ``owned``: ``history`` is already a private copy for the engine
+        (see :class:`contextlab.host.views.EngineViews`), so it is not cloned again."""
+        snapshot = history if owned else clone_messages(history)
         wanted: dict[str, Any] = {
             "current_tokens": current_tokens,
             "focus_topic": focus_topic,
@@ -94,8 +97,9 @@ class CompactionRunner:
         kwargs = wanted if allowed is None else {k: v for k, v in wanted.items() if k in allowed}
         return self._run(lambda: self._engine.compress(snapshot, **kwargs), snapshot, is_prune=False)
 
-    def prune(self, history: list[Message], *, current_tokens: int | None) -> PassResult:
-        snapshot = clone_messages(history)
+    def prune(self, history: list[Message], *, current_tokens: int | None, owned: bool = False) -> PassResult:
+        """One ``prune_tool_results_only`` pass (``owned`` as in :meth:`compress`)."""
+        snapshot = history if owned else clone_messages(history)
         return self._run(
             lambda: self._engine.prune_tool_results_only(snapshot, current_tokens=current_tokens),
             snapshot,

@@ -1,67 +1,129 @@
 """The engine-managed working history, with everything a request needs kept up to date per row.
 
 Between compactions the history only grows, so each appended row is converted to its wire form,
-counted exactly and roughly, and fed to the structure tracker once. Building a request, its token
-count and the host's pressure figure then cost O(1) per request plus a C-level list copy, instead
-of a Python pass over the whole history: replay time stays linear in conversation length.
+counted exactly and roughly, and fed to the structure tracker (and, once a history needs them, the
+request sanitizers) once. Building a request, its token count and the host's pressure figure then
+cost O(1) per request plus a C-level list copy: replay time stays linear in conversation length.
+
+The per-row results live in lists parallel to the rows, not in an identity-keyed memo, so a row the
+history drops (a compaction) takes its results with it (``docs/performance.md``).
 """
 
 from __future__ import annotations
 
-from itertools import accumulate
+from typing import TYPE_CHECKING
 
 from contextlab.engine import Message
 from contextlab.host.memo import MessageMemo
+from contextlab.host.sanitized import IncrementalSanitizer
 from contextlab.messages import StructureTracker, clone_messages
+
+if TYPE_CHECKING:
+    from contextlab.host.views import EngineViews
 
 
 class WorkingHistory:
     """The host's history (``rows``) plus parallel wire forms, token counts and structure state.
 
-    ``rows`` is replaced, never mutated in place, so a list handed out earlier (to an observer, or as
-    a compaction snapshot's source) keeps describing the moment it was taken.
+    A list obtained from ``rows`` keeps describing the moment it was taken: appends after it copy
+    the list first (copy on write), so a request costs at most one C-level copy, not several.
     """
 
     def __init__(self, memo: MessageMemo, system_prompt: str | None) -> None:
         self._memo = memo
         self._system_prompt = system_prompt
+        self._prefix_wires: list[Message] = []
+        if system_prompt:
+            wire = memo.wire({"role": "system", "content": system_prompt})
+            self._prefix_wires = [wire]
         self.version = 0
         """Incremented whenever the history is replaced (a committed compaction or prune)."""
+        self._rows: list[Message] = []
+        self._shared = False
+        self._views: EngineViews | None = None
         self.replace([])
 
+    def engine_views(self) -> EngineViews:
+        """The engine-owned copies of this history (made on first use)."""
+        if self._views is None:
+            from contextlab.host.views import EngineViews
+
+            prefix = [{"role": "system", "content": self._system_prompt}] if self._system_prompt else []
+            self._views = EngineViews(self, self._memo, prefix)
+        return self._views
+
+    def peek(self) -> list[Message]:
+        """The rows, for a read that keeps no reference (does not make the next append copy the list)."""
+        return self._rows
+
+    @property
+    def rows(self) -> list[Message]:
+        """The rows (treat as read-only; the list is never changed after it is handed out)."""
+        self._shared = True
+        return self._rows
+
     def replace(self, rows: list[Message]) -> None:
-        """Adopt a whole new history (rows must already be host-owned copies)."""
-        self.rows: list[Message] = list(rows)
-        self.wires: list[Message] = [self._memo.wire(m) for m in self.rows]
-        self.exact: list[int] = [self._memo.exact(w) for w in self.wires]
-        self.exact_total = sum(self.exact)
-        # The host estimates the request it is about to send, so the rough figures are of wire forms.
-        self._rough_cumulative: list[int] = [0, *accumulate(self._memo.rough(w) for w in self.wires)]
+        """Adopt a whole new history (rows must already be host-owned copies).
+
+        Rows that are the very objects of the current history keep their per-row results.
+        """
+        old = {id(row): i for i, row in enumerate(self._rows)} if self._rows else {}
+        old_rows = self._rows
+        old_wires, old_exact, old_rough = (self.wires, self.exact, self._rough) if old else ([], [], [])
+        self._rows = list(rows)
+        self._shared = False
+        self.wires: list[Message] = []
+        self.exact: list[int] = []
+        self._rough: list[int] = []
+        self._rough_cumulative: list[int] = [0]
+        self._index: dict[int, int] = {}
         self.structure = StructureTracker()
+        self._sanitizer: IncrementalSanitizer | None = None
         if self._system_prompt:
             self.structure.feed({"role": "system", "content": self._system_prompt})
-        for row in self.rows:
-            self.structure.feed(row)
+        for row in self._rows:
+            i = old.get(id(row))
+            if i is not None and old_rows[i] is row:
+                self._add(row, old_wires[i], old_exact[i], old_rough[i])
+            else:
+                self._add(row)
         self.version += 1
+
+    def _add(self, row: Message, wire: Message | None = None, exact: int = -1, rough: int = -1) -> None:
+        if wire is None:
+            wire, exact, rough = self._memo.row(row)
+        self._index[id(row)] = len(self.wires)
+        self.wires.append(wire)
+        self.exact.append(exact)
+        self._rough.append(rough)
+        # The host estimates the request it is about to send, so the rough figures are of wire forms.
+        self._rough_cumulative.append(self._rough_cumulative[-1] + rough)
+        self.structure.feed(row)
+        if self._sanitizer is not None:
+            self._sanitizer.feed(wire, exact, rough)
 
     def append(self, recorded: list[Message]) -> list[Message]:
         """Append clones of recorded rows (the transcript itself is never touched); returns the clones."""
         clones = clone_messages(recorded)
-        wires = [self._memo.wire(m) for m in clones]
-        exact = [self._memo.exact(w) for w in wires]
-        cumulative = self._rough_cumulative[-1]
-        for row, wire in zip(clones, wires, strict=True):
-            cumulative += self._memo.rough(wire)
-            self._rough_cumulative.append(cumulative)
-            self.structure.feed(row)
-        self.rows = [*self.rows, *clones]
-        self.wires = [*self.wires, *wires]
-        self.exact = [*self.exact, *exact]
-        self.exact_total += sum(exact)
+        if self._shared:
+            self._rows = list(self._rows)
+            self._shared = False
+        self._rows.extend(clones)
+        for row in clones:
+            self._add(row)
         return clones
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self._rows)
+
+    def position(self, row: Message) -> int | None:
+        """Index of ``row`` if it is one of the history's own row objects (identity), else None."""
+        i = self._index.get(id(row))
+        return i if i is not None and self._rows[i] is row else None
+
+    def row_counts(self, i: int) -> tuple[Message, int, int]:
+        """Wire form, exact tokens and rough tokens of row ``i``."""
+        return self.wires[i], self.exact[i], self._rough[i]
 
     @property
     def rough_total(self) -> int:
@@ -70,4 +132,22 @@ class WorkingHistory:
 
     def rough_since(self, index: int) -> int:
         """The rough estimate of the rows from ``index`` on (rows appended since a usage anchor)."""
-        return self._rough_cumulative[-1] - self._rough_cumulative[min(index, len(self.rows))]
+        return self._rough_cumulative[-1] - self._rough_cumulative[min(index, len(self._rows))]
+
+    def sanitized(self, prefix_tokens: list[int]) -> tuple[list[Message], list[int], list[int], int]:
+        """The sanitized request over system + rows, kept up to date incrementally: messages, exact
+        and rough tokens, and how many leading messages are unchanged objects since the last call."""
+        sanitizer = self._sanitizer
+        if sanitizer is None:
+            memo = self._memo
+            sanitizer = IncrementalSanitizer(memo.exact_counter, memo.rough_counter)
+            for wire, tokens in zip(self._prefix_wires, prefix_tokens, strict=True):
+                sanitizer.feed(wire, tokens, memo.rough(wire))
+            for wire, tokens, rough in zip(self.wires, self.exact, self._rough, strict=True):
+                sanitizer.feed(wire, tokens, rough)
+            self._sanitizer = sanitizer
+        return sanitizer.emit()
+
+    def last_sanitized(self) -> list[Message] | None:
+        """The list the previous :meth:`sanitized` call returned (None if none since the last replace)."""
+        return self._sanitizer.last_emit if self._sanitizer is not None else None

@@ -1,53 +1,47 @@
-"""Identity-keyed memo for the messages a replay host owns.
+"""Content-keyed memos for the messages a replay host handles.
 
-The host never mutates a history message after it is created (stamping adds persistence-only
-fields, which neither the wire form nor either estimate reads), so per-object results stay valid
-for the whole replay. Looking them up by ``id`` makes a request over an n-message history cost n
-dict lookups instead of n content hashes. Objects are pinned so an ``id`` is never reused. Messages
-the host does not own (what ``select_context`` returns) go through the content-keyed memos instead.
+Results are keyed by content (:func:`contextlab.messages.freeze`), never by object identity, so no
+memo keeps an object alive after the host drops it: a row's per-object results live next to the
+row in :class:`contextlab.host.history.WorkingHistory`, and go when the row goes. These memos are
+the fallback for rows the history does not hold (engine-built rows, compaction results), and they
+grow with the distinct contents of a run, like the tokenizer's own memo.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from contextlab.engine import Message
-from contextlab.messages import WireCache
+from contextlab.messages import freeze, wire_message
 from contextlab.tokens import ExactCounter, RoughCounter
 
 
 class MessageMemo:
-    """Wire form, exact tokens (of wire objects) and rough tokens, keyed by object identity."""
+    """Wire form, exact tokens (of wire messages) and rough tokens, memoized by content."""
 
     def __init__(self, exact: ExactCounter, rough: RoughCounter) -> None:
         self.exact_counter = exact
         self.rough_counter = rough
-        self.wire_cache = WireCache()
-        self._wire: dict[int, tuple[Message, Message]] = {}
-        self._exact: dict[int, tuple[Message, int]] = {}
-        self._rough: dict[int, tuple[Message, int]] = {}
+        self._rows: dict[Any, tuple[Message, int, int]] = {}
+
+    def row(self, message: Message) -> tuple[Message, int, int]:
+        """Wire form, exact tokens and rough tokens of a message, with one content hash for all three."""
+        key = freeze(message)
+        hit = self._rows.get(key)
+        if hit is None:
+            wire = wire_message(message)
+            hit = (wire, self.exact_counter.message(wire), self.rough_counter.message(wire))
+            self._rows[key] = hit
+        return hit
 
     def wire(self, message: Message) -> Message:
-        """The wire form of a host-owned message (one stable object per distinct content)."""
-        hit = self._wire.get(id(message))
-        if hit is not None:
-            return hit[1]
-        wire = self.wire_cache.wire(message)
-        self._wire[id(message)] = (message, wire)
-        return wire
+        """The wire form of a message (one stable object per distinct content)."""
+        return self.row(message)[0]
 
     def exact(self, wire: Message) -> int:
-        """Exact tokens of a wire message this host created (memo by identity, then by content)."""
-        hit = self._exact.get(id(wire))
-        if hit is not None:
-            return hit[1]
-        tokens = self.exact_counter.message(wire)
-        self._exact[id(wire)] = (wire, tokens)
-        return tokens
+        """Exact tokens of a wire message."""
+        return self.exact_counter.message(wire)
 
     def rough(self, message: Message) -> int:
-        """The host's rough estimate of a host-owned message."""
-        hit = self._rough.get(id(message))
-        if hit is not None:
-            return hit[1]
-        tokens = self.rough_counter.message(message)
-        self._rough[id(message)] = (message, tokens)
-        return tokens
+        """The host's rough estimate of a message."""
+        return self.rough_counter.message(message)

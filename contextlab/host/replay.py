@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from contextlab import clock as vclock
-from contextlab.engine import ContextEngine, Message, overrides
+from contextlab.engine import ContextEngine, Message, hook, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.engine_tools import EngineToolRouter, tool_names
 from contextlab.host.history import WorkingHistory
@@ -135,7 +135,7 @@ class ReplayHost:
                 self._start_session()
                 for turn in plan_turns(self.transcript.messages):
                     self._run_turn(turn)
-                self._call_optional("on_session_end", self.session_id, clone_messages(self.history))
+                self._call_optional("on_session_end", self.session_id, self._engine_copy())
             except EngineFailure as failure:
                 status, error = "failed", str(failure)
             finally:
@@ -324,7 +324,7 @@ class ReplayHost:
                     break
         elif (
             self._maintains
-            and self._call_optional("should_compress_preflight", clone_messages(self.history))
+            and self._call_optional("should_compress_preflight", self._engine_copy())
             and not self._compact("maintenance", pressure)
         ):
             self._fail_closed_on_preflight_timeout(pressure)
@@ -387,13 +387,20 @@ class ReplayHost:
         """The rough request estimate over an arbitrary history (compaction before/after)."""
         if history is self.working.rows:
             return self._rough_fixed + self.working.rough_total
-        return self._rough_fixed + sum(self.memo.rough(self.memo.wire(m)) for m in history)
+        working = self.working
+        total = self._rough_fixed
+        for m in history:
+            i = working.position(m)  # the history's own rows keep their estimate
+            total += working.row_counts(i)[2] if i is not None else self.memo.rough(self.memo.wire(m))
+        return total
 
     def _rough_of_request(self, request: AssembledRequest) -> int:
         if request.extends_history:
             return self._rough_fixed + self.working.rough_total
-        body = request.messages[1:] if self.system_prompt and request.messages else request.messages
-        return self._rough_fixed + self.memo.rough_counter.messages(body)
+        skip = 1 if self.system_prompt and request.messages else 0
+        if request.message_rough is not None:
+            return self._rough_fixed + sum(request.message_rough[skip:])
+        return self._rough_fixed + self.memo.rough_counter.messages(request.messages[skip:])
 
     # ------------------------------------------------------------------ one request
 
@@ -644,7 +651,10 @@ class ReplayHost:
             # Same history, only appended to since: the whole previous request is the shared prefix.
             return shared + old_sum, len(old_messages)
         count = 0
-        for old, new, n in zip(old_messages, messages, tokens, strict=False):
+        if request.continues is not None and request.continues[0] is old_messages:
+            count = request.continues[1]  # leading messages known to be the previous request's objects
+            shared += sum(tokens[:count])
+        for old, new, n in zip(old_messages[count:], messages[count:], tokens[count:], strict=False):
             if old is not new and old != new:
                 break
             shared += n
@@ -674,8 +684,10 @@ class ReplayHost:
         """One ``compress`` pass; commits the result under the host's rules. True when committed."""
         before = self.history
         rough_before = self._rough_request(before)
-        result = self.runner.compress(before, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
-        self._engine_ms += result.duration_ms
+        result = self.runner.compress(
+            self._engine_copy(), current_tokens=current_tokens, focus_topic=focus_topic, force=force, owned=True
+        )
+        self._after_pass(result)
         outcome, reason, new = self._judge(result, before, rough_before)
         self._last_outcome = outcome
         self._row_invalid += outcome == "invalid"
@@ -706,7 +718,7 @@ class ReplayHost:
             if result.outcome in ("error", "timeout", "invalid"):
                 self.warnings.append(f"compress {result.outcome}: {result.reason}")
             return result.outcome, result.reason, None
-        new = self._ensure_user_turn(clone_messages(result.messages), before)
+        new = self._ensure_user_turn(self.working.engine_views().adopt(result.messages), before)
         rough_after = self._rough_request(new)
         if rough_after > rough_before:
             return "grew", f"rough size grew from {rough_before} to {rough_after}", None
@@ -714,13 +726,14 @@ class ReplayHost:
 
     def _prune(self, pressure: int) -> None:
         before = self.history
-        result = self.runner.prune(before, current_tokens=pressure)
-        self._engine_ms += result.duration_ms
+        result = self.runner.prune(self._engine_copy(), current_tokens=pressure, owned=True)
+        self._after_pass(result)
         if result.outcome == "noop":
             return
         # Estimated only when something is recorded: most post-tool prunes are no-ops.
         rough_before = self._rough_request(before)
-        new = clone_messages(result.messages) if result.outcome == "changed" and result.messages else None
+        changed = result.outcome == "changed" and result.messages
+        new = self.working.engine_views().adopt(result.messages) if changed and result.messages else None
         outcome = "committed" if new is not None else result.outcome
         self._row_invalid += outcome == "invalid"
         rough_after = self._rough_request(new) if new is not None else rough_before
@@ -728,6 +741,15 @@ class ReplayHost:
         if new is not None:
             self._commit(new, None)
             self._row_pruned = True
+
+    def _engine_copy(self) -> list[Message]:
+        """The engine's private copy of the history (per-row copies reused while pristine)."""
+        return self.working.engine_views().conversation()
+
+    def _after_pass(self, result: PassResult) -> None:
+        self._engine_ms += result.duration_ms
+        if result.outcome == "timeout":
+            self.working.engine_views().invalidate()  # the abandoned pass may still hold the copies
 
     def _append(self, recorded: list[Message]) -> None:
         """Append clones of recorded rows (the host owns its copies; the transcript stays untouched)."""
@@ -811,7 +833,7 @@ class ReplayHost:
         """Call an optional hook as the host does: exceptions are logged and swallowed."""
         started = time.perf_counter()
         try:
-            return getattr(self.engine, method)(*args, **kwargs)
+            return hook(self.engine, method)(*args, **kwargs)  # an older host ABC may lack the hook
         except Exception as error:
             message = f"engine.{method} raised {type(error).__name__}: {error} (ignored, as the host does)"
             log.warning(message)

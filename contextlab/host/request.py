@@ -11,7 +11,7 @@ from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.history import WorkingHistory
 from contextlab.host.memo import MessageMemo
 from contextlab.host.validity import selection_problem
-from contextlab.messages import Violation, clone_messages, sanitize_request, validate_messages
+from contextlab.messages import StructureTracker, Violation, clone_messages, sanitize_request
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,9 @@ class AssembledRequest:
         engine_ms: Time spent inside ``select_context``.
         extends_history: The request is exactly system + the history's wire rows (no selection, no
             sanitizer rewrite), so it extends any earlier such request of the same history version.
+        message_rough: Rough tokens of each message, when already known (else None).
+        continues: An earlier request's message list and how many leading messages this request
+            shares with it as the same objects (lets the prefix comparison skip them).
     """
 
     messages: list[Message]
@@ -38,6 +41,8 @@ class AssembledRequest:
     violations: list[Violation]
     engine_ms: float
     extends_history: bool = False
+    message_rough: list[int] | None = None
+    continues: tuple[list[Message], int] | None = None
 
     @property
     def invalid_selection(self) -> bool:
@@ -65,15 +70,19 @@ class RequestAssembler:
         """The request for one provider call over the current history."""
         if not self._selects:
             return self._plain(history)
-        request = self._prefix + history.rows
+        views = history.engine_views()
+        # The engine's private copies are prepared before the clock starts: host work is not engine_ms.
+        request_rows = views.request()
+        conversation = views.conversation()
+        incoming = clone_messages([incoming_message])[0] if incoming_message else None
         started = time.perf_counter()
         result: object = None
         rejection: str | None = None
         try:
             result = self._engine.select_context(
-                clone_messages(request),
-                conversation_messages=clone_messages(history.rows),
-                incoming_message=clone_messages([incoming_message])[0] if incoming_message else None,
+                request_rows,
+                conversation_messages=conversation,
+                incoming_message=incoming,
                 budget_tokens=budget_tokens,
             )
         except Exception as error:  # fail-open: a broken engine is never worse than none
@@ -87,10 +96,31 @@ class RequestAssembler:
             log.warning("select_context result refused (%s); keeping the original request", rejection)
             return self._plain(history, rejection=rejection, engine_ms=engine_ms)
         assert isinstance(result, list)
-        # An engine's own dicts go through the content memo: it may reuse and mutate them later.
-        final = sanitize_request([self._memo.wire_cache.wire(m) for m in result])
+        # Unchanged rows reuse the host's per-row results; only rows the engine built are counted.
+        wires, exact, rough, same_structure = views.selection(result)
+        structure = history.structure
+        if same_structure and not structure.needs_sanitizing:
+            return AssembledRequest(wires, exact, True, None, structure.violations(), engine_ms, message_rough=rough)
+        if same_structure:
+            violations = structure.violations()
+        else:
+            tracker = StructureTracker()
+            for row in result:
+                tracker.feed(row)
+            violations = tracker.violations()
+            if not tracker.needs_sanitizing:
+                return AssembledRequest(wires, exact, True, None, violations, engine_ms, message_rough=rough)
+        final = sanitize_request(wires)
+        known = {id(w): (t, r) for w, t, r in zip(wires, exact, rough, strict=True)}
+        counts = [known.get(id(w)) or (self._memo.exact(w), self._memo.rough(w)) for w in final]
         return AssembledRequest(
-            final, [self._memo.exact(w) for w in final], True, None, validate_messages(result), engine_ms
+            final,
+            [t for t, _ in counts],
+            True,
+            None,
+            violations,
+            engine_ms,
+            message_rough=[r for _, r in counts],
         )
 
     def plain(self, history: WorkingHistory) -> AssembledRequest:
@@ -106,11 +136,20 @@ class RequestAssembler:
         if clean:
             final = self._prefix_wires + history.wires
             tokens = self._prefix_tokens + history.exact
-        else:
-            final = sanitize_request(self._prefix_wires + history.wires)
-            tokens = [self._memo.exact(w) for w in final]
+            return AssembledRequest(
+                final, tokens, False, rejection, structure.violations(), engine_ms, extends_history=True
+            )
+        previous = history.last_sanitized()
+        final, tokens, rough, unchanged = history.sanitized(self._prefix_tokens)
         return AssembledRequest(
-            final, tokens, False, rejection, structure.violations(), engine_ms, extends_history=clean
+            final,
+            tokens,
+            False,
+            rejection,
+            structure.violations(),
+            engine_ms,
+            message_rough=rough,
+            continues=(previous, unchanged) if previous is not None else None,
         )
 
     def _check_selection(self, result: object, *, needs_user: bool) -> str | None:

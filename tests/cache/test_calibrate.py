@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from contextlab.cache.calibrate import RecordedCompactions, calibrate, calibrate_many
 from contextlab.cache.plots import plot_calibration
+from contextlab.calibrate import RecordedCompactions, calibrate, calibrate_many
 from contextlab.transcripts import Transcript
 from contextlab.transcripts.model import CompactionEvent, RecordedUsage
 

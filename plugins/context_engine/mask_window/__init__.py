@@ -13,6 +13,7 @@ from typing import Any
 from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
+from contextlab.engines.masking import IncrementalMask
 
 
 class MaskWindowEngine(ContextEngine):
@@ -75,14 +76,23 @@ class MaskWindowEngine(ContextEngine):
         incoming_message: dict[str, Any] | None = None,
         budget_tokens: int = 0,
     ) -> list[dict[str, Any]] | None:
-        return parts.mask_view(
-            request_messages,
-            window_m=self.window_m,
-            polling=self.polling,
-            keep_first_observation=self.keep_first_observation,
-            exempt_tools=self.exempt_tools,
-            mask_inputs=self.mask_inputs,
-        )
+        # Built from the previous request (equal to parts.mask_view; see contextlab/engines/masking.py).
+        return self._masker().view(request_messages)
+
+    def _masker(self) -> IncrementalMask:
+        options = (self.window_m, self.polling, self.keep_first_observation, tuple(self.exempt_tools), self.mask_inputs)
+        cached = getattr(self, "_mask", None)
+        if cached is None or cached[0] != options:
+            mask = IncrementalMask(
+                window_m=self.window_m,
+                polling=self.polling,
+                keep_first_observation=self.keep_first_observation,
+                exempt_tools=self.exempt_tools,
+                mask_inputs=self.mask_inputs,
+            )
+            cached = (options, mask)
+            self._mask = cached
+        return cached[1]
 
     def compress(
         self,

@@ -11,6 +11,8 @@ an equal list. Depends on ``bm25s`` (the ``[retrieval]`` extra) and ``contextlab
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import is_
 from typing import Any
 
 import bm25s  # noqa: F401  (imported here so a missing extra marks the plugin unavailable)
@@ -18,7 +20,7 @@ from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
 
-from .ranking import query_terms, rank_groups, tokenize
+from .ranking import BM25Index, query_terms, rank_groups, rank_indexed, tokenize
 
 
 class RetrievalEngine(ContextEngine):
@@ -64,6 +66,16 @@ class RetrievalEngine(ContextEngine):
         self._terms: frozenset[str] = frozenset()
         self._seen: frozenset[str] = frozenset()
         self._token_cache: dict[tuple[str, int, int], list[str]] = {}
+        # Incremental state (docs/performance.md): the BM25 index of the older groups, and per-row
+        # state of the previous request (cumulative estimates, safe cuts, group keys and documents).
+        self._index = BM25Index()
+        self._last_rows: list[dict[str, Any]] = []
+        self._cum: list[int] = [0]
+        self._safe: list[bool] = []
+        self._keys_at: dict[int, str] = {}
+        self._docs_at: dict[tuple[int, int], tuple[str, int, int]] = {}
+        self._markers: dict[tuple[str, str], dict[str, Any]] = {}
+        self._query_memo: dict[str, frozenset[str]] = {}
 
     @property
     def name(self) -> str:
@@ -104,20 +116,23 @@ class RetrievalEngine(ContextEngine):
         window = budget_tokens or self.context_length
         budget = int(window * self.budget_fraction)
         messages = request_messages
-        # One estimate per message per request; every sum below reuses it.
-        costs = [self._tokens.message(m) for m in messages]
-        if budget <= 0 or sum(costs) <= budget:
+        # One estimate per message; rows the previous request already had keep theirs.
+        cum = self._sync(messages)  # cum[i]: estimate of messages[:i]
+        total = cum[len(messages)]
+        if budget <= 0 or total <= budget:
             return None
         head = parts.head_end(messages)
         recent = parts.safe_cut_at_or_before(messages, max(head, len(messages) - self.recent_messages))
-        starts = parts.group_starts(messages, head, recent) if recent > head else []
+        # Safe cuts (rows that are not tool results) are known per row: parts.group_starts, in C.
+        starts = [head, *compress(range(head + 1, recent), self._safe[head + 1 : recent])] if recent > head else []
         if not starts:
             return None
         bounds = list(zip(starts, [*starts[1:], recent], strict=True))
-        keys = [_group_key(messages, s, e) for s, e in bounds]
-        group_costs = [sum(costs[s:e]) for s, e in bounds]
-        room = budget - sum(costs[:head]) - sum(costs[recent:])
-        terms = query_terms(incoming_message, messages)
+        keys_at = self._keys_at
+        keys = [keys_at.get(s) or keys_at.setdefault(s, _group_key(messages, s, e)) for s, e in bounds]
+        group_costs = [cum[e] - cum[s] for s, e in bounds]
+        room = budget - cum[head] - (total - cum[recent])
+        terms = query_terms(incoming_message, messages, self._query_memo)
         chosen = self._sticky_choice(group_costs, keys, terms, room)
         if chosen is None:
             chosen = self._reselect(messages, bounds, keys, group_costs, terms, room)
@@ -153,8 +168,7 @@ class RetrievalEngine(ContextEngine):
         room: int,
     ) -> set[int]:
         self.reselections += 1
-        documents = [self._group_tokens(messages, s, e, key) for (s, e), key in zip(bounds, keys, strict=True)]
-        order = rank_groups(documents, sorted(terms))
+        order = self._rank(messages, bounds, keys, sorted(terms))
         chosen: set[int] = set()
         spent = 0
         fill = int(room * (1 - self.headroom))
@@ -165,15 +179,49 @@ class RetrievalEngine(ContextEngine):
                 spent += cost
         return chosen
 
-    def _group_tokens(self, messages: list[dict[str, Any]], start: int, end: int, key: str) -> list[str]:
-        """BM25 terms of one group, tokenized once per (group, text) and then reused."""
+    def _sync(self, messages: list[dict[str, Any]]) -> list[int]:
+        """Per-row state for ``messages``: reused for the rows the previous request had (the very
+        same objects, as a host that extends its requests hands them), computed for the rest.
+        Returns the cumulative estimates."""
+        known = len(self._last_rows)
+        if not (known <= len(messages) and all(map(is_, self._last_rows, messages[:known]))):
+            known = 0
+            self._cum, self._safe, self._keys_at, self._docs_at = [0], [], {}, {}
+        cum = self._cum
+        for m in messages[known:]:
+            cum.append(cum[-1] + self._tokens.message(m))
+            self._safe.append(m.get("role") != "tool")
+        self._last_rows = list(messages)
+        return cum
+
+    def _rank(
+        self, messages: list[dict[str, Any]], bounds: list[tuple[int, int]], keys: list[str], terms: list[str]
+    ) -> list[int]:
+        """Group indices by BM25 score, from the incremental index kept in step with the groups."""
+        # Groups at bounds read before (same rows, see _sync) keep their document key.
+        docs_at = self._docs_at
+        docs = [
+            docs_at.get(b) or docs_at.setdefault(b, self._doc_key(messages, *b, key))
+            for b, key in zip(bounds, keys, strict=True)
+        ]
+        live = set(docs)
+        if len(live) != len(docs):  # two groups with one key: score them the plain way
+            return rank_groups([self._token_cache[d] for d in docs], terms)
+        index = self._index
+        indexed = index.keys()
+        for gone in indexed - live:
+            index.remove(gone)
+        for doc in live - indexed:  # groups that aged out of the recent block since the last ranking
+            index.add(doc, self._token_cache[doc])
+        return rank_indexed(index, docs, terms)
+
+    def _doc_key(self, messages: list[dict[str, Any]], start: int, end: int, key: str) -> tuple[str, int, int]:
+        """The (group, text) key of one group; its terms are tokenized once and then reused."""
         text = " ".join(parts.content_text(m) for m in messages[start:end])
         cache_key = (key, len(text), hash(text))
-        found = self._token_cache.get(cache_key)
-        if found is None:
-            found = tokenize(text)
-            self._token_cache[cache_key] = found
-        return found
+        if cache_key not in self._token_cache:
+            self._token_cache[cache_key] = tokenize(text)
+        return cache_key
 
     def _emit(
         self,
@@ -188,23 +236,30 @@ class RetrievalEngine(ContextEngine):
         for i, (s, e) in enumerate(bounds):
             if i in chosen:
                 if gap:
-                    out.append(_marker(gap, out[-1] if out else None, messages[s]))
+                    out.append(self._marker(gap, out[-1] if out else None, messages[s]))
                     gap = 0
                 out.extend(messages[s:e])
             else:
                 gap += 1
         if gap:
-            out.append(_marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None))
+            out.append(
+                self._marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None)
+            )
         out.extend(messages[recent:])
         return out
 
-
-def _marker(count: int, before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
-    # A user-role marker next to a user message would be merged into it by the host's sanitizer,
-    # changing that message's bytes whenever the count changes (a needless cache break).
-    near_user = any(m is not None and m.get("role") == "user" for m in (before, after))
-    role = "assistant" if near_user else "user"
-    return {"role": role, "content": f"[… {count} earlier turn group{'s' if count != 1 else ''} omitted …]"}
+    def _marker(self, count: int, before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
+        # A user-role marker next to a user message would be merged into it by the host's sanitizer,
+        # changing that message's bytes whenever the count changes (a needless cache break).
+        near_user = any(m is not None and m.get("role") == "user" for m in (before, after))
+        role = "assistant" if near_user else "user"
+        content = f"[… {count} earlier turn group{'s' if count != 1 else ''} omitted …]"
+        # One dict per distinct marker, reused while unchanged: a host can recognise it as already seen.
+        marker = self._markers.get((role, content))
+        if marker is None or marker != {"role": role, "content": content}:
+            marker = {"role": role, "content": content}
+            self._markers[(role, content)] = marker
+        return marker
 
 
 def _group_key(messages: list[dict[str, Any]], start: int, end: int) -> str:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from typing import Any
 
 import bm25s
+import numpy as np
 
 from contextlab.engines import parts
 
@@ -17,14 +20,32 @@ def tokenize(text: str) -> list[str]:
     return [t for t in found[0] if t] if found else []
 
 
-def query_terms(incoming: dict[str, Any] | None, messages: list[dict[str, Any]]) -> frozenset[str]:
-    """Terms of the query: the incoming user message plus the last assistant message."""
+def query_terms(
+    incoming: dict[str, Any] | None,
+    messages: list[dict[str, Any]],
+    memo: dict[str, frozenset[str]] | None = None,
+) -> frozenset[str]:
+    """Terms of the query: the incoming user message plus the last assistant message.
+
+    Words never span the space that joins the two texts, so the terms are the union of each text's
+    terms; ``memo`` (text -> terms) lets a caller tokenize each text once.
+    """
     texts = [parts.content_text(incoming)] if incoming else []
     for message in reversed(messages):
         if message.get("role") == "assistant":
             texts.append(parts.content_text(message))
             break
-    return frozenset(tokenize(" ".join(texts)))
+    if memo is None:
+        return frozenset(tokenize(" ".join(texts)))
+    found: frozenset[str] = frozenset()
+    for text in texts:
+        terms = memo.get(text)
+        if terms is None:
+            if len(memo) >= 256:
+                memo.clear()  # the query texts of a session change slowly: a small memo is enough
+            terms = memo[text] = frozenset(tokenize(text))
+        found |= terms
+    return found
 
 
 def rank_groups(documents: list[list[str]], terms: list[str]) -> list[int]:
@@ -38,3 +59,119 @@ def rank_groups(documents: list[list[str]], terms: list[str]) -> list[int]:
         retriever.index([doc or [""] for doc in documents], show_progress=False)
         scores = [float(s) for s in retriever.get_scores(terms)]
     return sorted(range(len(documents)), key=lambda i: (-round(scores[i], 9), -i))
+
+
+class BM25Index:
+    """An incremental BM25 index giving the same scores as ``bm25s.BM25()`` built from scratch.
+
+    ``bm25s`` (Lucene variant, ``k1=1.5``, ``b=0.75``, float32 scores) has no way to add or drop a
+    document, and rebuilding it for every request made ``retrieval`` quadratic. This index keeps term
+    counts per document and postings per term (with their arrays cached until the term's postings
+    change), so adding a turn group costs its own length and a query costs the postings of its terms
+    in numpy. The arithmetic follows ``bm25s`` operation by operation (float64 term-frequency part,
+    float32 idf and stored scores, float32 sums in query order), so the scores are identical
+    (``tests/plugins/test_retrieval_index.py`` compares them).
+    """
+
+    K1 = 1.5
+    B = 0.75
+
+    def __init__(self) -> None:
+        self._docs: dict[Any, tuple[Counter[str], int, int]] = {}  # key -> (counts, length, slot)
+        self._postings: dict[str, dict[Any, int]] = {}
+        # Per term: (slots, tf, lengths) of its documents as lists (appended to as documents arrive),
+        # and the same as arrays, cached while the lists are unchanged.
+        self._columns: dict[str, tuple[list[int], list[int], list[int]]] = {}
+        self._arrays: dict[str, tuple[int, Any, Any, Any]] = {}
+        self._total_length = 0
+        self._next_slot = 0
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._docs
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def keys(self) -> set[Any]:
+        return set(self._docs)
+
+    def add(self, key: Any, tokens: list[str]) -> None:
+        """Index one document (an empty one counts as the single empty token, as in ``bm25s``)."""
+        if key in self._docs:
+            return
+        counts = Counter(tokens or [""])
+        length = len(tokens) or 1
+        slot = self._next_slot
+        self._docs[key] = (counts, length, slot)
+        self._next_slot += 1
+        self._total_length += length
+        for term, count in counts.items():
+            self._postings.setdefault(term, {})[key] = count
+            columns = self._columns.get(term)
+            if columns is None:
+                columns = self._columns[term] = ([], [], [])
+            columns[0].append(slot)
+            columns[1].append(count)
+            columns[2].append(length)
+
+    def remove(self, key: Any) -> None:
+        found = self._docs.pop(key, None)
+        if found is None:
+            return
+        counts, length, _ = found
+        self._total_length -= length
+        docs = self._docs
+        for term in counts:
+            posting = self._postings[term]
+            del posting[key]
+            self._arrays.pop(term, None)
+            if not posting:
+                del self._postings[term]
+                del self._columns[term]
+                continue
+            self._columns[term] = (
+                [docs[k][2] for k in posting],
+                list(posting.values()),
+                [docs[k][1] for k in posting],
+            )
+
+    def _term_arrays(self, term: str) -> tuple[Any, Any, Any]:
+        slots, tf, lengths = self._columns[term]
+        found = self._arrays.get(term)
+        if found is None or found[0] != len(slots):
+            found = (
+                len(slots),
+                np.array(slots, dtype=np.int64),
+                np.array(tf, dtype=np.float32),
+                np.array(lengths, dtype=np.int64),
+            )
+            self._arrays[term] = found
+        return found[1], found[2], found[3]
+
+    def scores(self, keys: list[Any], terms: list[str]) -> list[float]:
+        """BM25 scores of the documents ``keys`` (exactly the indexed set) for the query ``terms``."""
+        n_docs = len(keys)
+        if not n_docs:
+            return []
+        by_slot = np.zeros(self._next_slot, dtype=np.float32)
+        average = np.float64(self._total_length) / n_docs  # numpy's mean of the integer lengths
+        for term in terms:
+            posting = self._postings.get(term)
+            if not posting:
+                continue
+            df = len(posting)
+            idf = np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5)))
+            slots, tf, lengths = self._term_arrays(term)
+            tfc = tf / (self.K1 * ((1 - self.B) + self.B * lengths / average) + tf)
+            by_slot[slots] += (idf * tfc).astype(np.float32)
+        docs = self._docs
+        order = np.fromiter((docs[k][2] for k in keys), dtype=np.int64, count=n_docs)
+        return [float(s) for s in by_slot[order]]
+
+
+def rank_indexed(index: BM25Index, keys: list[Any], terms: list[str]) -> list[int]:
+    """:func:`rank_groups` over documents already in ``index`` (same order, same ties)."""
+    if not keys:
+        return []
+    scores = index.scores(keys, terms) if terms else [0.0] * len(keys)
+    return sorted(range(len(keys)), key=lambda i: (-round(scores[i], 9), -i))

@@ -1,0 +1,1 @@
+from contextlab.engine import ContextEngine as ContextEngine

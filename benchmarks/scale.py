@@ -1,0 +1,110 @@
+"""Scale: replay time and memory as a session grows, against the tokenization floor at each size.
+
+Usage::
+
+    python benchmarks/scale.py [--sizes 1,2,4,8] [--engines passthrough,compressor,...] [--cache PROFILE]
+
+``coding-agent`` is repeated 1x, 2x, 4x and 8x as one session (each copy's texts made distinct, see
+``benchmarks/scaling.py``), and replayed at a 128K window through each engine, without and with one
+cache profile. Each replay runs in a forked child on a cold token memo; the child reports its CPU
+time and its peak resident memory growth. The floor is the time to tokenize every distinct text of
+the session once (best of three, measured in the same run). A linear replay keeps ``cpu / floor``
+flat: the last column is each size's ratio over the 1x ratio (target: at most 1.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scaling import repeat_transcript, tokenize_distinct_once
+
+from contextlab import HostSettings, Transcript, load_transcript, replay
+from contextlab.cache import CacheObserver
+from contextlab.tokens import load_encoding
+
+REPO = Path(__file__).resolve().parent.parent
+ENGINES = ["passthrough", "compressor", "mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"]
+LIMIT = 1.5
+
+
+def run_child(transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, float]:
+    """Replay in a forked child; its CPU seconds and peak RSS growth (MB), read back over a pipe."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(read_end)
+        status = 0
+        try:
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            started = time.process_time()
+            observers = [CacheObserver(cache, "system_and_3")] if cache else []
+            result = replay(transcript, engine, HostSettings(context_length=context_length), observers=observers)
+            cpu = time.process_time() - started
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            report = {"cpu": cpu, "mb": (peak - before) / 1024, "requests": len(result.trace), "ok": result.status}
+        except Exception as error:  # reported by the parent, the sweep goes on
+            report = {"error": f"{type(error).__name__}: {error}"}
+            status = 1
+        with os.fdopen(write_end, "w") as handle:
+            json.dump(report, handle)
+        os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end) as handle:
+        data = handle.read()
+    os.waitpid(pid, 0)
+    found: dict[str, float] = json.loads(data)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1,2,4,8", help="repetitions of coding-agent (comma-separated)")
+    parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--cache", default="anthropic:claude-opus-5-5", help="the one cache profile ('' for none)")
+    parser.add_argument("--context-length", type=int, default=128_000)
+    parser.add_argument("--path", default=str(REPO / "datasets" / "coding-agent.jsonl.gz"))
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    engines = [e for e in args.engines.split(",") if e]
+    caches: list[str | None] = [None, args.cache] if args.cache else [None]
+    load_encoding("cl100k_base")
+    base = load_transcript(args.path)
+    sessions = {k: repeat_transcript(base, k) for k in sizes}
+    floors = {k: min(tokenize_distinct_once(t) for _ in range(3)) for k, t in sessions.items()}
+    print(f"{base.transcript_id}: {base.n_requests} requests per copy; window {args.context_length:,}; CPU seconds")
+    print("floor (tokenize each distinct text once): " + ", ".join(f"{k}x {floors[k]:.3f} s" for k in sizes))
+    header = f"{'engine':<16}{'cache':<7}{'size':>5}{'requests':>9}{'cpu s':>9}{'peak MB':>9}{'/floor':>8}{'vs 1x':>7}"
+    print(header)
+    worst = 0.0
+    for engine in engines:
+        for cache in caches:
+            first_ratio: float | None = None
+            for k in sizes:
+                found = run_child(sessions[k], engine, cache, args.context_length)
+                label = "yes" if cache else "no"
+                if "error" in found:
+                    print(f"{engine:<16}{label:<7}{k:>4}x  failed: {found['error']}")
+                    continue
+                ratio = found["cpu"] / floors[k]
+                first_ratio = first_ratio or ratio
+                growth = ratio / first_ratio
+                worst = max(worst, growth)
+                print(
+                    f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['cpu']:>9.2f}"
+                    f"{found['mb']:>9.0f}{ratio:>8.1f}{growth:>7.2f}",
+                    flush=True,
+                )
+    verdict = "within" if worst <= LIMIT else "OVER"
+    print(f"largest growth of the floor ratio over its 1x value: {worst:.2f} ({verdict} the {LIMIT}x target)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""The sanitized request, kept up to date row by row (``docs/performance.md``, "Adjacent user rows").
+
+:func:`contextlab.messages.sanitize_request` is a pass over the whole request: orphaned tool results
+dropped, unanswered calls stripped, thinking-only rows dropped, adjacent user rows merged. Once a
+history needs it (Claude Code logs routinely hold two user rows in a row), re-running it on every
+request makes a replay quadratic. This class produces the same list incrementally:
+
+* each row's own rewrite (:func:`contextlab.messages.sanitize_row`) depends on the rest of the
+  request only through two growing id sets (tool results seen, calls seen), so it is computed once
+  and redone only for the rows a newly seen id concerns (usually the last assistant, when its
+  results arrive);
+* the merge of adjacent user rows is a left fold; a checkpoint of the fold state before every row
+  lets a change at row ``j`` re-fold from ``j`` only. A merged row is built once per change of its run.
+
+Output rows carry their exact and rough token counts, so a request costs O(changed rows) in Python
+plus a C-level list copy.
+"""
+
+from __future__ import annotations
+
+from contextlab.engine import Message
+from contextlab.messages import is_user_text, merge_user_messages, row_call_ids, sanitize_row
+from contextlab.tokens import ExactCounter, RoughCounter
+
+
+class IncrementalSanitizer:
+    """``sanitize_request`` of a list that only grows, fed one wire row at a time."""
+
+    def __init__(self, exact: ExactCounter, rough: RoughCounter) -> None:
+        self._exact = exact
+        self._rough = rough
+        self._inputs: list[Message] = []
+        self._input_tokens: list[int] = []
+        self._input_rough: list[int] = []
+        self._stage: list[Message | None] = []
+        self._answered: set[str] = set()
+        self._called: set[str] = set()
+        # Rows whose rewrite may still change: by the id that would change it.
+        self._waiting_answer: dict[str, list[int]] = {}
+        self._waiting_call: dict[str, list[int]] = {}
+        # The merge fold: committed output, and the pending user row (the fold state).
+        self._out: list[Message] = []
+        self._out_tokens: list[int] = []
+        self._out_rough: list[int] = []
+        self._pending: Message | None = None
+        self._pending_counts: tuple[int, int] = (0, 0)
+        self._checkpoint_len: list[int] = []
+        self._checkpoint_pending: list[tuple[Message | None, tuple[int, int]]] = []
+        self._dirty_from: int | None = None
+        self._folded = 0  # rows the fold has processed
+        self._stable = 0  # committed output rows unchanged since the last emit
+        self._last_emit: list[Message] | None = None
+
+    def feed(self, wire: Message, tokens: int, rough: int) -> None:
+        """Add the next row (a wire message with its exact and rough counts)."""
+        k = len(self._inputs)
+        self._inputs.append(wire)
+        self._input_tokens.append(tokens)
+        self._input_rough.append(rough)
+        self._stage.append(None)
+        self._checkpoint_len.append(0)
+        self._checkpoint_pending.append((None, (0, 0)))
+        answers, calls = row_call_ids(wire)
+        for call_id in answers:
+            if call_id not in self._answered:
+                self._answered.add(call_id)
+                self._mark(self._waiting_answer.pop(call_id, ()))
+        for call_id in calls:
+            if call_id not in self._called:
+                self._called.add(call_id)
+                self._mark(self._waiting_call.pop(call_id, ()))
+        self._mark((k,))
+
+    def _mark(self, rows: tuple[int, ...] | list[int]) -> None:
+        for row in rows:
+            if self._dirty_from is None or row < self._dirty_from:
+                self._dirty_from = row
+            self._restage(row)
+
+    def _restage(self, k: int) -> None:
+        wire = self._inputs[k]
+        self._stage[k] = sanitize_row(wire, self._answered, self._called)
+        if not isinstance(wire, dict):
+            return
+        if wire.get("role") == "tool":
+            call_id = wire.get("tool_call_id")
+            if call_id and str(call_id) not in self._called:
+                self._waiting_call.setdefault(str(call_id), []).append(k)
+            return
+        for call_id in row_call_ids(wire)[1]:
+            if call_id not in self._answered:
+                self._waiting_answer.setdefault(call_id, []).append(k)
+
+    def _counts(self, row: Message, k: int) -> tuple[int, int]:
+        if row is self._inputs[k]:
+            return self._input_tokens[k], self._input_rough[k]
+        return self._exact.message(row), self._rough.message(row)
+
+    def _refold(self) -> None:
+        start = self._dirty_from
+        if start is None:
+            return
+        self._dirty_from = None
+        out, out_tokens, out_rough = self._out, self._out_tokens, self._out_rough
+        if start >= self._folded:
+            start = self._folded  # everything before it is folded: continue from the current state
+            keep, (pending, counts) = len(out), (self._pending, self._pending_counts)
+        else:
+            keep, (pending, counts) = self._checkpoint_len[start], self._checkpoint_pending[start]
+        del out[keep:], out_tokens[keep:], out_rough[keep:]
+        self._stable = min(self._stable, keep)
+        for k in range(start, len(self._inputs)):
+            self._checkpoint_len[k] = len(out)
+            self._checkpoint_pending[k] = (pending, counts)
+            row = self._stage[k]
+            if row is None:
+                continue
+            if is_user_text(row):
+                if pending is None:
+                    pending, counts = row, self._counts(row, k)
+                else:
+                    pending = merge_user_messages(pending, row)
+                    counts = (self._exact.message(pending), self._rough.message(pending))
+                continue
+            if pending is not None:
+                out.append(pending)
+                out_tokens.append(counts[0])
+                out_rough.append(counts[1])
+                pending = None
+            tokens, rough = self._counts(row, k)
+            out.append(row)
+            out_tokens.append(tokens)
+            out_rough.append(rough)
+        self._pending, self._pending_counts = pending, counts
+        self._folded = len(self._inputs)
+
+    def emit(self) -> tuple[list[Message], list[int], list[int], int]:
+        """The sanitized request: messages, exact tokens, rough tokens, and how many leading
+        messages are the same objects as in the previous emit (0 on the first)."""
+        self._refold()
+        messages, tokens, rough = list(self._out), list(self._out_tokens), list(self._out_rough)
+        if self._pending is not None:
+            messages.append(self._pending)
+            tokens.append(self._pending_counts[0])
+            rough.append(self._pending_counts[1])
+        unchanged = self._stable if self._last_emit is not None else 0
+        self._stable = len(self._out)
+        self._last_emit = messages
+        return messages, tokens, rough, unchanged
+
+    @property
+    def last_emit(self) -> list[Message] | None:
+        """The list the previous :meth:`emit` returned."""
+        return self._last_emit

@@ -1,0 +1,202 @@
+"""With the real Hermes host installed (``hermes-agent`` from PyPI, in a dedicated environment).
+
+Its ``agent`` package replaces contextlab's stand-in: plugins written for the host subclass *its*
+``agent.context_engine.ContextEngine`` (an older ABC without ``select_context``, ``clone_for_agent``
+and the other newer hooks). Every bundled engine and a plugin written exactly as the host's guide
+shows must still load, replay and pass ``contextlab check``; the hook dispatch must skip the host
+ABC's defaults as it skips contextlab's; and ``hermes.compressor`` replays the real compressor.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.hermes.conftest import REPO, run_python
+from tests.plugin_helpers import HOST_GUIDE_PLUGIN, write_plugin
+
+BUNDLED = ["mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"]
+
+
+def test_the_real_agent_package_wins_and_every_engine_loads(hermes_python: Path) -> None:
+    out = run_python(
+        hermes_python,
+        """
+        import json, agent, agent.context_engine as ce
+        from contextlab.compat import host_engine_class
+        from contextlab.engine import ContextEngine, overrides
+        from contextlab.plugins import Registry
+        registry = Registry()
+        loaded = {}
+        for info in registry.list():
+            row = {"available": info.available, "error": info.error}
+            if info.available:
+                engine = registry.load(info.name)
+                row["real_abc"] = isinstance(engine, ce.ContextEngine)
+                row["ours"] = isinstance(engine, ContextEngine)
+                row["hooks"] = sorted(h for h in ("select_context", "on_turn_complete", "prune_tool_results_only",
+                    "should_compress_preflight", "on_session_start", "get_tool_schemas") if overrides(engine, h))
+            loaded[info.name] = row
+        print(json.dumps({"shim": getattr(agent, "__contextlab_shim__", False), "agent": agent.__file__,
+                          "host_abc": host_engine_class() is ce.ContextEngine, "engines": loaded}))
+        """,
+    )
+    assert out["shim"] is False and "site-packages" in out["agent"]
+    assert out["host_abc"] is True
+    engines = out["engines"]
+    for name in [*BUNDLED, "compressor", "passthrough", "hermes.compressor"]:
+        if name == "retrieval" and not engines[name]["available"]:
+            assert "bm25s" in engines[name]["error"]  # the [retrieval] extra is not part of [hermes]
+            continue
+        assert engines[name]["available"], (name, engines[name])
+    for name in ["mask_window", "clear_tool_uses", "summary", "hybrid", "lcm"]:
+        assert engines[name]["real_abc"] and not engines[name]["ours"], name  # they subclass the host's ABC
+    assert engines["compressor"]["ours"] and not engines["compressor"]["real_abc"]
+    assert engines["hermes.compressor"]["real_abc"]
+    # Hook dispatch: what an engine defines counts, what it inherits from either ABC does not.
+    assert engines["mask_window"]["hooks"] == ["select_context"]
+    assert engines["clear_tool_uses"]["hooks"] == ["prune_tool_results_only"]
+    assert "get_tool_schemas" in engines["lcm"]["hooks"]
+    assert engines["passthrough"]["hooks"] == []
+    assert engines["hermes.compressor"]["hooks"] == ["on_session_start"]  # the real compressor's own hook
+
+
+def test_a_guide_plugin_on_the_real_abc_loads_replays_and_passes_check(hermes_python: Path, tmp_path: Path) -> None:
+    write_plugin(tmp_path, "guide_lcm", HOST_GUIDE_PLUGIN)
+    out = run_python(
+        hermes_python,
+        f"""
+        import json, agent.context_engine as ce
+        from contextlab import plugins, replay
+        from contextlab.conformance_data import coding_session
+        from contextlab.testing import check_engine
+        plugins.add_plugin_path({str(tmp_path)!r})
+        engine = plugins.load_engine("guide_lcm")
+        result = replay("datasets/coding-agent-short.jsonl.gz", "guide_lcm", context_length=16000)
+        quick = [coding_session(turns=3, loops=4)]
+        reports = {{name: check_engine(name, transcripts=quick, threads=2).to_dict()
+                   for name in ("guide_lcm", "mask_window", "clear_tool_uses", "summary", "hybrid", "lcm")}}
+        print(json.dumps({{"real_abc": isinstance(engine, ce.ContextEngine), "status": result.status,
+                          "requests": int(result.summary["requests"]), "reports": reports}}))
+        """,
+    )
+    assert out["real_abc"] is True
+    assert out["status"] == "ok" and out["requests"] == 21
+    for name, report in out["reports"].items():
+        # The guide's engine never compacts (its compress is a no-op), so it may fail only that rule.
+        allowed = {"compacts_under_threshold"} if name == "guide_lcm" else set()
+        assert {f["rule"] for f in report["failures"]} <= allowed, (name, report["failures"])
+
+
+def test_hermes_compressor_replays_every_bundled_dataset_offline(hermes_python: Path) -> None:
+    out = run_python(
+        hermes_python,
+        """
+        import json
+        import agent.context_compressor as cc
+        calls = []
+        def no_network(*args, **kwargs):
+            calls.append(kwargs.get("task"))
+            raise RuntimeError("the network must not be used")
+        cc.call_llm = no_network  # installed before contextlab routes the compressor's summary call
+        from contextlab import replay
+        from contextlab.datasets import DATASETS
+        rows = {}
+        for name, window in (("coding-agent-short", 16000), ("support-agent", 64000), ("coding-agent", 128000)):
+            result = replay(f"datasets/{name}.jsonl.gz", "hermes.compressor", context_length=window)
+            events = result.compactions
+            committed = events[events["outcome"] == "committed"] if len(events) else events
+            rows[name] = {"status": result.status, "requests": int(result.summary["requests"]),
+                          "compactions": int(result.summary["compactions"]),
+                          "violations": int(result.summary["violations"]),
+                          "overflows": int(result.summary["overflows"]),
+                          "engine": result.summary["engine"]}
+        print(json.dumps({"rows": rows, "network_calls": calls, "datasets": sorted(DATASETS)}))
+        """,
+        timeout=1500,
+    )
+    assert out["network_calls"] == []
+    assert set(out["rows"]) == set(out["datasets"])
+    for name, row in out["rows"].items():
+        assert row["status"] == "ok", (name, row)
+        assert row["engine"] == "hermes.compressor"
+        assert row["violations"] == 0 and row["overflows"] == 0, (name, row)
+    assert out["rows"]["coding-agent"]["compactions"] >= 1
+    assert out["rows"]["coding-agent-short"]["compactions"] >= 1
+
+
+def test_the_summary_comes_from_contextlabs_summarizer(hermes_python: Path) -> None:
+    out = run_python(
+        hermes_python,
+        """
+        import json
+        from contextlab.engines import resolve_engine
+        from contextlab.datasets import load_dataset
+        engine = resolve_engine("hermes.compressor", {"context_length": 16000})
+        engine.update_model("gpt-4o", 16000)
+        t = load_dataset("coding-agent-short")
+        out = engine.compress([dict(m) for m in t.messages], force=True)
+        summary = next(m["content"] for m in out if "summary" in str(m.get("content", "")).lower()[:400])
+        print(json.dumps({"before": len(t.messages), "after": len(out), "summary": summary[:3000],
+                          "error": getattr(engine, "_last_summary_error", None)}))
+        """,
+    )
+    assert out["after"] < out["before"]
+    assert out["error"] is None
+    # The extractive summarizer fills the host's headings from the turns (no "summary unavailable").
+    assert "## " in out["summary"] or "Goal" in out["summary"]
+    assert "unavailable" not in out["summary"].lower()
+
+
+@pytest.mark.parametrize("layout", ["context_engine", "plugins"])
+def test_cli_plugin_path_and_config_with_the_real_host(hermes_python: Path, tmp_path: Path, layout: str) -> None:
+    root = tmp_path / "plugins" / "context_engine" if layout == "context_engine" else tmp_path / "plugins"
+    write_plugin(root, "guide_lcm", HOST_GUIDE_PLUGIN)
+    given = root if layout == "context_engine" else tmp_path / "plugins"
+    config = tmp_path / "config.yaml"
+    config.write_text("context:\n  engine: guide_lcm\nmodel:\n  context_length: 16000\n")
+    out = run_python(
+        hermes_python,
+        f"""
+        import io, json, contextlib
+        from contextlab.cli import main
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            code = main(["replay", "datasets/coding-agent-short.jsonl.gz", "--plugin-path", {str(given)!r},
+                         "--config", {str(config)!r}, "--json"])
+        print(json.dumps({{"code": code, "summary": json.loads(buffer.getvalue())}}))
+        """,
+    )
+    assert out["code"] == 0
+    assert out["summary"]["engine"] == "guide_lcm"
+    assert out["summary"]["context_length"] == 16000  # model.context_length from the config
+
+
+def test_the_differential_benchmark_lists_where_the_two_compressors_differ(hermes_python: Path, tmp_path: Path) -> None:
+    out = tmp_path / "diff.csv"
+    done = subprocess.run(
+        [
+            str(hermes_python),
+            "benchmarks/hermes_differential.py",
+            "datasets/coding-agent-short.jsonl.gz",
+            "--context-length",
+            "16000",
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("hermes-agent 0.19.0 vs contextlab")
+    assert "coding-agent-short: 21 requests; decisions differ at" in done.stdout
+    rows = pd.read_csv(out)
+    assert len(rows) == 21 and {"port_compressed", "hermes_compressed", "token_delta"} <= set(rows.columns)
+    # The listed differences are the rows whose decisions differ, nothing else.
+    listed = int(done.stdout.split("decisions differ at ")[1].split(",")[0])
+    assert listed == int(rows["decision_differs"].sum())

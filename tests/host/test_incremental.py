@@ -1,0 +1,107 @@
+"""The host's incremental paths give exactly what the whole-list computations give."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from contextlab import HostSettings, replay
+from contextlab.engine import ContextEngine
+from contextlab.host.sanitized import IncrementalSanitizer
+from contextlab.messages import sanitize_request
+from contextlab.tokens import ExactCounter, RoughCounter
+from contextlab.transcripts import Transcript
+
+
+def _random_rows(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+    open_ids: list[str] = []
+    for i in range(n):
+        kind = rng.choice(["user", "user", "assistant", "call", "tool", "tool", "orphan", "thinking", "bad"])
+        if kind == "user":
+            rows.append({"role": "user", "content": f"user {i}", "message_uid": f"u{i}"})
+        elif kind == "assistant":
+            rows.append({"role": "assistant", "content": f"answer {i}"})
+        elif kind == "call":
+            ids = [f"c{i}_{k}" for k in range(rng.randint(1, 2))]
+            open_ids = list(ids)
+            calls = [{"id": c, "type": "function", "function": {"name": "f", "arguments": "{}"}} for c in ids]
+            rows.append({"role": "assistant", "content": rng.choice(["", "calling"]), "tool_calls": calls})
+        elif kind == "tool" and open_ids:
+            rows.append({"role": "tool", "tool_call_id": open_ids.pop(0), "content": f"out {i}"})
+        elif kind == "orphan":
+            rows.append({"role": "tool", "tool_call_id": rng.choice(["ghost", f"c{i + 3}_0"]), "content": "x"})
+        elif kind == "thinking":
+            rows.append({"role": "assistant", "content": "", "reasoning_content": "hmm"})
+        elif kind == "bad":
+            rows.append({"role": "narrator", "content": "?"})
+    return rows
+
+
+def test_incremental_sanitizer_matches_the_whole_list_pass_at_every_length() -> None:
+    rng = random.Random(5)
+    exact, rough = ExactCounter(), RoughCounter()
+    for _ in range(40):
+        rows = _random_rows(rng, 40)
+        sanitizer = IncrementalSanitizer(exact, rough)
+        for k, row in enumerate(rows, start=1):
+            sanitizer.feed(row, exact.message(row), rough.message(row))
+            if rng.random() < 0.5 or k == len(rows):
+                messages, tokens, estimates, unchanged = sanitizer.emit()
+                expected = sanitize_request(rows[:k])
+                assert messages == expected
+                assert tokens == [exact.message(m) for m in expected]
+                assert estimates == [rough.message(m) for m in expected]
+                assert unchanged <= len(messages)
+
+
+class _Mutator(ContextEngine):
+    """Scribbles on every row it is handed and returns them (must never reach the host)."""
+
+    name = "mutator"
+
+    def update_from_response(self, usage: dict[str, Any]) -> None:
+        self.last_prompt_tokens = int(usage.get("prompt_tokens") or 0)
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        return False
+
+    def compress(self, messages: list[dict[str, Any]], current_tokens: int | None = None) -> list[dict[str, Any]]:
+        return messages
+
+    def select_context(self, request_messages: list[dict[str, Any]], **_: Any) -> list[dict[str, Any]] | None:
+        for m in request_messages[1:]:
+            if isinstance(m.get("content"), str):
+                m["content"] += " [scribbled]"
+        return request_messages
+
+
+class _Keeper(_Mutator):
+    """Returns what it is handed, untouched."""
+
+    def select_context(self, request_messages: list[dict[str, Any]], **_: Any) -> list[dict[str, Any]] | None:
+        return request_messages
+
+
+def _session() -> Transcript:
+    messages: list[dict[str, Any]] = []
+    for i in range(12):
+        messages.append({"role": "user", "content": f"question {i}"})
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"file {i}"})
+        messages.append({"role": "assistant", "content": f"done {i}"})
+    return Transcript("views", messages, "system prompt")
+
+
+def test_a_mutating_engine_changes_its_requests_but_never_the_history() -> None:
+    settings = HostSettings(context_length=100_000)
+    scribbled = replay(_session(), _Mutator, settings)
+    plain = replay(_session(), "passthrough", settings)
+    # Each request carries this call's scribbles only: the rows handed out were pristine every time.
+    assert (scribbled.trace["prompt_tokens"] > plain.trace["prompt_tokens"]).all()
+    grows = scribbled.trace["prompt_tokens"] - plain.trace["prompt_tokens"]
+    assert list(grows) == sorted(grows)
+    history = replay(_session(), _Keeper, settings)  # rows returned as handed: the plain request
+    assert list(history.trace["prompt_tokens"]) == list(plain.trace["prompt_tokens"])
+    assert list(history.trace["prefix_tokens"]) == list(plain.trace["prefix_tokens"])

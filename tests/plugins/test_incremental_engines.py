@@ -1,0 +1,68 @@
+"""Engines built from the previous request give exactly what the whole-request computations give."""
+
+from __future__ import annotations
+
+import importlib
+import random
+from typing import Any
+
+import bm25s
+from engine_helpers import load, tool_session
+
+from contextlab.engines import parts
+from contextlab.engines.masking import IncrementalMask
+
+
+def _ranking() -> Any:
+    engine = load("retrieval")
+    return importlib.import_module(type(engine).__module__ + ".ranking")
+
+
+def test_incremental_bm25_scores_equal_bm25s_through_adds_and_removes() -> None:
+    ranking = _ranking()
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(50)]
+    for trial in range(120):
+        index, live = ranking.BM25Index(), {}
+        for step in range(rng.randint(1, 20)):
+            if live and rng.random() < 0.3:
+                key = rng.choice(list(live))
+                index.remove(key)
+                del live[key]
+            else:
+                key = f"{trial}-{step}"
+                live[key] = [rng.choice(words) for _ in range(rng.randint(0, 30))]
+                index.add(key, live[key])
+        if not live:
+            continue
+        keys = list(live)
+        rng.shuffle(keys)
+        terms = sorted({rng.choice([*words, "absent"]) for _ in range(rng.randint(1, 6))})
+        reference = bm25s.BM25()
+        reference.index([live[k] or [""] for k in keys], show_progress=False)
+        assert index.scores(keys, terms) == [float(s) for s in reference.get_scores(terms)]
+        assert ranking.rank_indexed(index, keys, terms) == ranking.rank_groups([live[k] for k in keys], terms)
+
+
+def test_query_terms_memo_gives_the_joined_texts_terms() -> None:
+    ranking = _ranking()
+    memo: dict[str, frozenset[str]] = {}
+    rows = tool_session(6)
+    incoming = {"role": "user", "content": "Why does file_3.py fail? The parser-state isn't reset"}
+    assert ranking.query_terms(incoming, rows, memo) == ranking.query_terms(incoming, rows)
+    assert memo  # texts are remembered for the next request
+
+
+def test_incremental_mask_equals_mask_view_as_the_request_grows() -> None:
+    rows = [{"role": "system", "content": "s"}, *tool_session(40, users=4)]
+    for options in (
+        {"window_m": 3, "polling": 1},
+        {"window_m": 5, "polling": 4, "keep_first_observation": False},
+        {"window_m": 2, "polling": 1, "exempt_tools": ("read_file",)},
+    ):
+        mask = IncrementalMask(**options)  # type: ignore[arg-type]
+        for end in range(1, len(rows) + 1, 3):
+            assert mask.view(rows[:end]) == parts.mask_view(rows[:end], **options)  # type: ignore[arg-type]
+        # A request that does not extend the previous one (a compaction) is masked from scratch.
+        shorter = rows[:1] + rows[20:]
+        assert mask.view(shorter) == parts.mask_view(shorter, **options)  # type: ignore[arg-type]
