@@ -38,7 +38,7 @@ def workdir(tmp_path: Path) -> Path:
     README's paths assume), so outputs never land in the repo."""
     work = tmp_path / "contextlab"
     work.mkdir()
-    for name in ("datasets", "plugins", "notebooks", "examples"):
+    for name in ("datasets", "plugins", "notebooks", "docs"):
         if (REPO / name).exists():
             (work / name).symlink_to(REPO / name)
     shared = Path(os.environ.get("CONTEXTLAB_TRANSCRIPTS", REPO.parent / "shared" / "transcripts")).parent
