@@ -5,6 +5,9 @@ checks that live here, outside the cells a user runs ("Run All" never moves the 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 FOLDER = REPO / "notebooks"
 NAMES = ["01_quickstart", "02_benchmark_engines", "03_cache_and_cost", "04_prototype_engine", "05_dashboard"]
 CELL_TIMEOUT_S = 600
+NOTEBOOK_TIMEOUT_S = 1200
 
 # Hidden checks, run in the notebook's kernel after its last cell (never saved into the notebook).
 CHECKS: dict[str, str] = {
@@ -111,22 +115,43 @@ def test_notebook_opens_with_what_it_shows_and_how_long(name: str) -> None:
     assert "**What it shows:**" in first.source and "**How long:**" in first.source
 
 
+# Runs in a child process: nbclient shares the test process's asyncio and zmq state with every test that
+# ran before it, and in one serial run (CI's `pytest -q`) the dashboard notebook's kernel went idle while the
+# client waited forever. A fresh interpreter per notebook keeps earlier tests out of it.
+EXECUTE = """
+import sys, nbclient, nbformat
+path, out, timeout, folder = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+notebook = nbformat.read(path, as_version=4)
+resources = {"metadata": {"path": folder}}
+client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources=resources)
+try:
+    client.execute()
+except nbclient.exceptions.CellExecutionError as error:
+    print(error, file=sys.stderr)
+    sys.exit(3)
+finally:
+    nbformat.write(notebook, out)
+"""
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notebook_runs(name: str, tmp_path: Path) -> None:
     # The kernel inherits this environment: no progress bars in the logs.
-    monkeypatch.setenv("TQDM_DISABLE", "1")
-    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    env = {**os.environ, "TQDM_DISABLE": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     notebook = nbformat.read(FOLDER / f"{name}.ipynb", as_version=4)
     user_cells = len(notebook.cells)
     notebook.cells.append(nbformat.v4.new_code_cell(CHECKS[name]))
-    client = nbclient.NotebookClient(
-        notebook, timeout=CELL_TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(FOLDER)}}
-    )
+    source, executed = tmp_path / f"{name}.ipynb", tmp_path / f"{name}.out.ipynb"
+    nbformat.write(notebook, source)
     started = time.perf_counter()
+    command = [sys.executable, "-c", EXECUTE, str(source), str(executed), str(CELL_TIMEOUT_S), str(FOLDER)]
     try:
-        client.execute()
-    except nbclient.exceptions.CellExecutionError as error:
-        pytest.fail(f"{name}: a cell failed:\n{error}")
+        proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=NOTEBOOK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name}: did not finish in {NOTEBOOK_TIMEOUT_S} s")
+    if proc.returncode != 0:
+        pytest.fail(f"{name}: a cell failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    notebook = nbformat.read(executed, as_version=4)
     print(f"{name}: executed in {time.perf_counter() - started:.1f} s")
     user = [c for c in notebook.cells[:user_cells] if c.cell_type == "code"]
     outputs = [o for cell in user for o in cell.get("outputs", [])]
