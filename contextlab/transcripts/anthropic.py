@@ -13,7 +13,13 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
-from contextlab.transcripts.anthropic_blocks import AssistantDraft, usage_from_anthropic, user_messages
+from contextlab.transcripts.anthropic_blocks import (
+    AssistantDraft,
+    anthropic_tools,
+    system_text,
+    usage_from_anthropic,
+    user_messages,
+)
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage, Transcript
 
@@ -109,8 +115,8 @@ def _build(
     tools: list[dict[str, Any]] = []
     model: str | None = None
     if request is not None:
-        system_prompt = _system(request.get("system"), source, f"{prefix}field 'system'")
-        tools = _tools(request.get("tools"), source, f"{prefix}field 'tools'")
+        system_prompt = system_text(request.get("system"), source, f"{prefix}field 'system'")
+        tools = anthropic_tools(request.get("tools"), source, f"{prefix}field 'tools'")
         model = request.get("model") if isinstance(request.get("model"), str) else None
         raw_messages = request.get("messages")
         if not isinstance(raw_messages, list):
@@ -158,33 +164,3 @@ def _message(raw: Any, source: str, where: str, log: ImportLog) -> list[Message]
         tools, user = user_messages(raw.get("content"), source, where, log)
         return [*tools, *([user] if user is not None else [])]
     raise TranscriptError(source, where, f"field 'role': unknown role {role!r} (expected 'user' or 'assistant')")
-
-
-def _system(value: Any, source: str, where: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        texts = []
-        for j, block in enumerate(value):
-            if not isinstance(block, dict) or not isinstance(block.get("text"), str):
-                raise TranscriptError(source, f"{where}[{j}]", "expected a text block with a string 'text'")
-            texts.append(block["text"])
-        return "\n\n".join(texts)
-    raise TranscriptError(source, where, f"expected a string or a list of text blocks, got {type(value).__name__}")
-
-
-def _tools(value: Any, source: str, where: str) -> list[dict[str, Any]]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise TranscriptError(source, where, f"expected a list, got {type(value).__name__}")
-    out = []
-    for j, tool in enumerate(value):
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-            raise TranscriptError(source, f"{where}[{j}]", "expected a tool object with a string 'name'")
-        function: dict[str, Any] = {"name": tool["name"]}
-        if "description" in tool:
-            function["description"] = tool["description"]
-        function["parameters"] = tool.get("input_schema", {"type": "object", "properties": {}})
-        out.append({"type": "function", "function": function})
-    return out

@@ -221,3 +221,35 @@ def _parts_content(parts: list[dict[str, Any]]) -> Any:
     if len(parts) == 1 and parts[0].get("type") == "text":
         return parts[0]["text"]
     return parts
+
+
+def system_text(value: Any, source: str, where: str) -> str | None:
+    """An Anthropic ``system`` field (a string or a list of text blocks) as one string."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = []
+        for j, block in enumerate(value):
+            if not isinstance(block, dict) or not isinstance(block.get("text"), str):
+                raise TranscriptError(source, f"{where}[{j}]", "expected a text block with a string 'text'")
+            texts.append(block["text"])
+        return "\n\n".join(texts)
+    raise TranscriptError(source, where, f"expected a string or a list of text blocks, got {type(value).__name__}")
+
+
+def anthropic_tools(value: Any, source: str, where: str) -> list[dict[str, Any]]:
+    """Anthropic tool definitions (``name``, ``input_schema``) as OpenAI function tools."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TranscriptError(source, where, f"expected a list, got {type(value).__name__}")
+    out = []
+    for j, tool in enumerate(value):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            raise TranscriptError(source, f"{where}[{j}]", "expected a tool object with a string 'name'")
+        function: dict[str, Any] = {"name": tool["name"]}
+        if "description" in tool:
+            function["description"] = tool["description"]
+        function["parameters"] = tool.get("input_schema", {"type": "object", "properties": {}})
+        out.append({"type": "function", "function": function})
+    return out

@@ -13,7 +13,13 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
-from contextlab.transcripts.anthropic_blocks import AssistantDraft, usage_from_anthropic, user_messages
+from contextlab.transcripts.anthropic_blocks import (
+    AssistantDraft,
+    anthropic_tools,
+    system_text,
+    usage_from_anthropic,
+    user_messages,
+)
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage
 from contextlab.transcripts.openai_chat import check_message, usage_from_openai
@@ -117,8 +123,8 @@ def _anthropic(
         messages=messages,
         response=response,
         usage=usage,
-        system_prompt=_system_text(body.get("system"), source, f"{where}, field 'system'"),
-        tools=_anthropic_tools(body.get("tools"), source, f"{where}, field 'tools'"),
+        system_prompt=system_text(body.get("system"), source, f"{where}, field 'system'"),
+        tools=anthropic_tools(body.get("tools"), source, f"{where}, field 'tools'"),
         model=model,
         timestamp=timestamp,
         where=where,
@@ -185,36 +191,6 @@ def _sse_data(text: str) -> list[dict[str, Any]]:
         if isinstance(value, dict):
             events.append(value)
     return events
-
-
-def _system_text(value: Any, source: str, where: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        texts = []
-        for j, block in enumerate(value):
-            if not isinstance(block, dict) or not isinstance(block.get("text"), str):
-                raise TranscriptError(source, f"{where}[{j}]", "expected a text block with a string 'text'")
-            texts.append(block["text"])
-        return "\n\n".join(texts)
-    raise TranscriptError(source, where, f"expected a string or a list of text blocks, got {type(value).__name__}")
-
-
-def _anthropic_tools(value: Any, source: str, where: str) -> list[dict[str, Any]]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise TranscriptError(source, where, f"expected a list, got {type(value).__name__}")
-    out = []
-    for j, tool in enumerate(value):
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-            raise TranscriptError(source, f"{where}[{j}]", "expected a tool object with a string 'name'")
-        function: dict[str, Any] = {"name": tool["name"]}
-        if "description" in tool:
-            function["description"] = tool["description"]
-        function["parameters"] = tool.get("input_schema", {"type": "object", "properties": {}})
-        out.append({"type": "function", "function": function})
-    return out
 
 
 # --------------------------------------------------------------------------- OpenAI
