@@ -47,7 +47,9 @@ def progress_bar(total: int, desc: str, *, unit: str = "it", enabled: bool | Non
         from tqdm.auto import tqdm
     except ImportError:
         return TextBar(total, desc, unit=unit)
-    bar: ProgressBar = tqdm(total=total, desc=desc, unit=unit, leave=False, dynamic_ncols=True)
+    # disable=False explicitly: tqdm reads TQDM_* variables once, when it is first imported, so without it a
+    # TQDM_DISABLE set at that moment would outlive its removal; progress_disabled() above is the one rule.
+    bar: ProgressBar = tqdm(total=total, desc=desc, unit=unit, leave=False, dynamic_ncols=True, disable=False)
     return bar
 
 
