@@ -450,45 +450,26 @@ class ReplayHost:
             message_tokens, prompt = new_tokens, new_prompt
             if not progressed:
                 break
-        overflow = prompt > context_length
 
         assistant = self.transcript.messages[step.assistant_index]
         recorded = self.transcript.usage.get(step.assistant_index)
         completion = recorded.completion_tokens if recorded else self.memo.exact(self.memo.wire(assistant))
         prefix_tokens, prefix_messages = self._prefix(request)
-        row: dict[str, Any] = {
-            **self._labels,
-            "turn": turn.index,
-            "request": self._request_index,
-            "phase": phase,
-            "timestamp": self.clock.now(),
-            "n_messages": len(request.messages),
-            "prompt_tokens": prompt,
-            "prompt_tokens_rough": rough,
-            "pressure_tokens": pressure,
-            "completion_tokens": completion,
-            "threshold_tokens": int(self.engine.threshold_tokens),
-            "context_length": context_length,
-            "over_threshold": pressure >= self.engine.threshold_tokens,
-            "compressed": bool(self._row_triggers),
-            "compress_trigger": "+".join(self._row_triggers) or None,
-            "compression_count": int(self.engine.compression_count),
-            "pruned": self._row_pruned,
-            "select_context_used": request.selected,
-            "select_context_rejected": request.rejection,
-            "prefix_tokens": prefix_tokens,
-            "prefix_messages": prefix_messages,
-            "violations": len(request.violations),
-            "violation_rules": ";".join(sorted({v.rule for v in request.violations})) or None,
-            "overflow": overflow,
-            "sent": True,
-            "exit_reason": None,
-            "retries": retries,
-            "usage_reported": step.assistant_index not in self.events.usage_missing,
-            "invalid_results": invalid + self._row_invalid,
-            "engine_tool_results": 0,
-            "session_event": self._row_session,
-        }
+        row = self._trace_row(
+            turn,
+            phase,
+            request,
+            prompt=prompt,
+            rough=rough,
+            pressure=pressure,
+            over_threshold=pressure >= self.engine.threshold_tokens,
+            completion=completion,
+            prefix=(prefix_tokens, prefix_messages),
+            sent=True,
+            retries=retries,
+            usage_reported=step.assistant_index not in self.events.usage_missing,
+            invalid=invalid,
+        )
         view = RequestView(
             turn=turn.index,
             request=self._request_index,
@@ -551,6 +532,58 @@ class ReplayHost:
             self._post_tool_gate()
         return usage if has_usage else None
 
+    def _trace_row(
+        self,
+        turn: Turn,
+        phase: str,
+        request: AssembledRequest,
+        *,
+        prompt: int,
+        rough: int,
+        pressure: int,
+        over_threshold: bool,
+        completion: int,
+        prefix: tuple[int, int],
+        sent: bool,
+        retries: int,
+        usage_reported: bool,
+        invalid: int,
+    ) -> dict[str, Any]:
+        """The host's columns of one trace row (sent or not); observers and usage add theirs after."""
+        return {
+            **self._labels,
+            "turn": turn.index,
+            "request": self._request_index,
+            "phase": phase,
+            "timestamp": self.clock.now(),
+            "n_messages": len(request.messages),
+            "prompt_tokens": prompt,
+            "prompt_tokens_rough": rough,
+            "pressure_tokens": pressure,
+            "completion_tokens": completion,
+            "threshold_tokens": int(self.engine.threshold_tokens),
+            "context_length": self.settings.context_length,
+            "over_threshold": over_threshold,
+            "compressed": bool(self._row_triggers),
+            "compress_trigger": "+".join(self._row_triggers) or None,
+            "compression_count": int(self.engine.compression_count),
+            "pruned": self._row_pruned,
+            "select_context_used": request.selected,
+            "select_context_rejected": request.rejection,
+            "prefix_tokens": prefix[0],
+            "prefix_messages": prefix[1],
+            "violations": len(request.violations),
+            "violation_rules": ";".join(sorted({v.rule for v in request.violations})) or None,
+            "overflow": prompt > self.settings.context_length,
+            "sent": sent,
+            "exit_reason": None if sent else self._turn_exit,
+            "retries": retries,
+            "usage_reported": usage_reported,
+            "invalid_results": invalid + self._row_invalid,
+            "engine_tool_results": 0,
+            "session_event": self._row_session,
+        }
+
     def _reset_row_state(self) -> None:
         self._row_triggers, self._row_pruned = [], False
         self._row_invalid, self._row_session = 0, None
@@ -582,44 +615,25 @@ class ReplayHost:
             request = self.assembler.plain(self.working)
         prompt = self._prompt_tokens(request.message_tokens, self.exact.tools(self.tools))
         rough = self._rough_of_request(request)
-        self.rows.append(
-            {
-                **self._labels,
-                "turn": turn.index,
-                "request": self._request_index,
-                "phase": phase,
-                "timestamp": self.clock.now(),
-                "n_messages": len(request.messages),
-                "prompt_tokens": prompt,
-                "prompt_tokens_rough": rough,
-                "pressure_tokens": max(rough, self._real_floor),
-                "completion_tokens": 0,
-                "threshold_tokens": int(self.engine.threshold_tokens),
-                "context_length": self.settings.context_length,
-                "over_threshold": rough >= self.engine.threshold_tokens,
-                "compressed": bool(self._row_triggers),
-                "compress_trigger": "+".join(self._row_triggers) or None,
-                "compression_count": int(self.engine.compression_count),
-                "pruned": self._row_pruned,
-                "select_context_used": request.selected,
-                "select_context_rejected": request.rejection,
-                "prefix_tokens": 0,
-                "prefix_messages": 0,
-                "violations": len(request.violations),
-                "violation_rules": ";".join(sorted({v.rule for v in request.violations})) or None,
-                "overflow": prompt > self.settings.context_length,
-                "engine_ms": self._engine_ms + request.engine_ms,
-                "sent": False,
-                "exit_reason": self._turn_exit,
-                "retries": 0,
-                "usage_reported": False,
-                "usage_model": self.settings.usage_model,
-                "usage_prompt_tokens": None,
-                "invalid_results": int(request.invalid_selection) + self._row_invalid,
-                "engine_tool_results": 0,
-                "session_event": self._row_session,
-            }
+        row = self._trace_row(
+            turn,
+            phase,
+            request,
+            prompt=prompt,
+            rough=rough,
+            pressure=max(rough, self._real_floor),
+            over_threshold=rough >= self.engine.threshold_tokens,
+            completion=0,
+            prefix=(0, 0),
+            sent=False,
+            retries=0,
+            usage_reported=False,
+            invalid=int(request.invalid_selection),
         )
+        row["usage_model"] = self.settings.usage_model
+        row["usage_prompt_tokens"] = None
+        row["engine_ms"] = self._engine_ms + request.engine_ms
+        self.rows.append(row)
         self._engine_ms = 0.0
         self._reset_row_state()
         start = len(self.history)
