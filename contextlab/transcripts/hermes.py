@@ -27,9 +27,10 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
+from contextlab.transcripts.io import BadNumber, token_count
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import CompactionEvent, Transcript
-from contextlab.transcripts.openai_chat import transcript_from_messages
+from contextlab.transcripts.openai_chat import check_message, transcript_from_messages
 from contextlab.transcripts.per_request import message_key, parse_time
 
 SUMMARY_MARKERS = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]", "--- END OF CONTEXT SUMMARY")
@@ -185,11 +186,14 @@ def _conversation(
     system = root.get("system_prompt")
     if not system and root.get("system_prompt_hash"):
         system = prompts.get(str(root["system_prompt_hash"]))
-    totals = {
-        key: sum(int(s.get(key) or 0) for s in chain)
-        for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "api_call_count")
-        if key in root
-    }
+    try:
+        totals = {
+            key: sum(token_count(s.get(key), f"sessions.{key}") for s in chain)
+            for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "api_call_count")
+            if key in root
+        }
+    except BadNumber as error:
+        raise TranscriptError(source, f"session {root['id']}", str(error)) from None
     metadata: dict[str, Any] = {
         "sessions": [str(s["id"]) for s in chain],
         "session_source": root.get("source"),
@@ -248,4 +252,5 @@ def _message(row: dict[str, Any], source: str, where: str, log: ImportLog) -> Me
         message["display_kind"] = row["display_kind"]
     if message["content"] is not None and not isinstance(message["content"], str):
         message["content"] = str(message["content"])
-    return message
+    # The same shape checks as every other importer, so a bad row fails here and not in a later `convert`.
+    return check_message(message, source, where)

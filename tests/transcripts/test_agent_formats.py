@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from contextlab.cli import main as cli_main
 from contextlab.errors import TranscriptError
 from contextlab.messages import validate_messages
 from contextlab.transcripts import load_transcript, load_transcripts
@@ -256,3 +257,29 @@ def test_claude_trace_skips_token_counting_calls(tmp_path: Path) -> None:
         warnings.simplefilter("error")
         (t,) = load_transcripts(path)
     assert t.n_requests == 2 and t.metadata["skipped_entries"] == 1
+
+
+def _hermes_db_with(path: Path, sql: str) -> Path:
+    write_hermes_state_db(path)
+    db = sqlite3.connect(path)
+    db.execute(sql)
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("UPDATE sessions SET input_tokens = 'abc'", "field 'sessions.input_tokens': expected a token count"),
+        ("UPDATE messages SET tool_calls = '[1, \"a\"]' WHERE tool_calls IS NOT NULL", "tool_calls"),
+    ],
+    ids=["text-token-count", "malformed-tool-calls"],
+)
+def test_hermes_state_db_bad_rows_are_one_line_exit_2(
+    tmp_path: Path, sql: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _hermes_db_with(tmp_path / "state.db", sql)
+    assert cli_main(["inspect", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("contextlab: error:") and message in err, err
