@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,7 @@ from contextlab.engine import Message
 from contextlab.host.observers import RequestView
 from contextlab.measure.faithfulness import check_summaries
 from contextlab.measure.recovery import DEFAULT_K, Reach, RecoveryOracle
-from contextlab.measure.targets import KINDS, Target, TargetSet, targets_for
+from contextlab.measure.targets import KINDS, TargetSet, targets_for
 from contextlab.measure.text import message_payload
 from contextlab.messages import content_text
 from contextlab.transcripts.model import Transcript
@@ -667,8 +666,3 @@ ITEM_COLUMNS = [
     "later_uses",
     "next_use",
 ]
-
-
-def fact_targets(targets: Iterable[Target]) -> list[Target]:
-    """The fact targets among ``targets``."""
-    return [t for t in targets if t.kind == "fact"]

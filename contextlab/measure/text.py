@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 
 from contextlab.engine import Message
+from contextlab.engines.summarizers.extractive import error_fingerprint  # one fingerprint rule for engines and probes
 from contextlab.messages import content_text, tool_call_arguments, tool_calls
 
 
@@ -85,21 +86,8 @@ def identifiers(text: str) -> list[str]:
 
 
 _ERROR_LINE = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|PANIC|FAIL(?:ED|URE)?|Traceback|Exception|Error:)")
-_ERROR_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
-    (re.compile(r"\b(?:0x)?[0-9a-f]{6,}\b"), "<hex>"),
-    (re.compile(r"\d+"), "<n>"),
-)
 EXEMPLAR_CHARS = 100
 """An error exemplar is the line's first 100 characters: summaries quote error lines cut at 120-160."""
-
-
-def error_fingerprint(line: str) -> str:
-    """Lowercase, uuids, hex runs of 6+ and digit runs masked, whitespace collapsed (engines.md §5.0)."""
-    key = line.lower()
-    for pattern, replacement in _ERROR_MASKS:
-        key = pattern.sub(replacement, key)
-    return " ".join(key.split())
 
 
 def error_lines(text: str) -> Iterator[tuple[str, str]]:

@@ -9,6 +9,7 @@ import re
 
 from contextlab.engine import Message
 from contextlab.engines.compressor import texts
+from contextlab.engines.compressor.tool_summary import is_stub
 from contextlab.engines.summarizers.redact import redact
 from contextlab.messages import content_text
 
@@ -40,10 +41,6 @@ SYNTHETIC_USER_PREFIXES = (
 )
 
 
-def _is_stub(content: str) -> bool:
-    return content.startswith("[") and " chars)" in content and len(content) < 400
-
-
 def demote_stale_tail_tools(messages: list[Message], tail_start: int, session_id: str = "") -> list[Message]:
     """Tail tool results older than the newest 6 tool rounds (and ≥ 1,500 chars) become one-line stubs."""
     protected: set[int] = set()
@@ -64,7 +61,7 @@ def demote_stale_tail_tools(messages: list[Message], tail_start: int, session_id
         content = message.get("content")
         if message.get("role") != "tool" or i in protected or not isinstance(content, str):
             continue
-        if len(content) < DEMOTE_MIN_CHARS or "[SKILL_PRUNED:" in content or _is_stub(content):
+        if len(content) < DEMOTE_MIN_CHARS or "[SKILL_PRUNED:" in content or is_stub(content):
             continue
         stub = texts.text("lean_stub").format(tool=message.get("tool_name") or "tool", chars=len(content), hint=hint)
         out[i] = {**{k: v for k, v in message.items() if k != "api_content"}, "content": stub}
