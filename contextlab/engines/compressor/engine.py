@@ -479,8 +479,8 @@ class CompressorEngine(ContextEngine):
         )
         if result.pruned <= 0:
             return messages, 0
-        after = sum(budgets.message_budget_tokens(m) for m in result.messages)
-        reclaimed = max(0, before - after)
+        reclaimed = result.saved_tokens  # the passes measured it over the same rows (no second full count)
+        after = before - reclaimed
         if reclaimed < self.proactive_prune_min_reclaim_tokens:
             return messages, 0
         runway = max(reclaimed, self.proactive_prune_tokens, self.proactive_prune_min_reclaim_tokens)
