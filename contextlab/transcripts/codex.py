@@ -111,6 +111,7 @@ class _Builder:
         self.draft: Message | None = None
         self.draft_time: float | None = None
         self.usage_taken = -1  # index of the assistant message the latest usage went to
+        self.last_assistant = -1  # kept by _append: a usage event must not rescan the history
 
     # ------------------------------------------------------------------ lines
 
@@ -157,7 +158,7 @@ class _Builder:
         if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
             return  # a rate-limit-only update
         self.flush()
-        index = max((i for i, m in enumerate(self.messages) if m["role"] == "assistant"), default=-1)
+        index = self.last_assistant
         if index < 0 or index == self.usage_taken:
             return  # repeated for the same response
         self.usage[index] = _usage(info["last_token_usage"], self.source, where)
@@ -219,6 +220,8 @@ class _Builder:
     def _append(self, message: Message, stamp: float | None) -> None:
         if stamp is not None:
             self.timestamps[len(self.messages)] = stamp
+        if message["role"] == "assistant":
+            self.last_assistant = len(self.messages)
         self.messages.append(message)
 
     def finish(self) -> Transcript:
