@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,3 +166,29 @@ def test_an_empty_engine_is_the_compressor_as_in_the_host(tmp_path: Path) -> Non
 def test_check_needs_an_engine_or_a_config(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check"]) == 2
     assert "name an engine" in capsys.readouterr().err
+
+
+def test_bench_config_compression_keys_reach_only_the_compressor_among_mixed_engines(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("compression:\n  protect_last_n: 12\n")
+    out = tmp_path / "out"
+    args = [
+        "bench",
+        SHORT,
+        "--engine",
+        "compressor",
+        "--engine",
+        "passthrough",
+        "--config",
+        str(config),
+        "--context-length",
+        "16000",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 0
+    with (out / "summary.csv").open() as handle:
+        params = {row["engine"]: row["params"] for row in csv.DictReader(handle)}
+    assert "protect_last_n=12" in params["compressor"]  # before: dropped for every engine
+    assert "protect_last_n" not in params["passthrough"]

@@ -116,8 +116,18 @@ def build_config(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> t
         if not args.engine:
             config.engines = [host.engine]
         config.settings = {**host.settings, **config.settings}
+        # compression.* reaches the compressor only: as plain parameters when every engine is one, else
+        # scoped to each compressor engine (a fixed one-value grid), never to the other engines.
         if all(e in COMPRESSOR_ENGINES for e in config.engines):
-            config.params = {**host.compressor_params, **config.params}  # compression.* reaches the compressor only
+            config.params = {**host.compressor_params, **config.params}
+        else:
+            scoped = {
+                f"{engine}.{key}": [value]
+                for engine in config.engines
+                if engine in COMPRESSOR_ENGINES
+                for key, value in host.compressor_params.items()
+            }
+            config.grid = {**scoped, **config.grid}
     if args.grid:
         config.grid = {**config.grid, **parse_grid(args.grid)}
     if args.param:
