@@ -294,3 +294,14 @@ def test_summarizer_receives_the_hosts_exact_prompt_with_section_headings() -> N
         assert heading in request.prompt
     assert "TURNS TO SUMMARIZE:\n[USER]: Task 3:" in request.prompt or "TURNS TO SUMMARIZE:\n[" in request.prompt
     assert request.turns and "fake" in str(next(m for m in out if assembly.is_handoff(m))["content"])
+
+
+def test_0_19_0_estimates_floor_the_tail_walk_and_count_every_key() -> None:
+    """0.19.0's ``_estimate_msg_budget_tokens`` floors ``len // 4`` where 0000416b rounds up, and its
+    ``estimate_messages_tokens_rough`` counts every key (message uids included) with one ceiling."""
+    from contextlab.engines.compressor import budgets
+
+    row = {"role": "user", "content": "x" * 41, "message_uid": "u" * 32}
+    assert budgets.message_budget_tokens(row) == 10 + 11
+    assert budgets.message_budget_tokens_floor(row) == 10 + 10
+    assert budgets.rough_messages_0_19_0([row, row]) == (2 * len(str(row)) + 3) // 4
