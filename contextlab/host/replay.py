@@ -736,7 +736,12 @@ class ReplayHost:
             if result.outcome in ("error", "timeout", "invalid"):
                 self.warnings.append(f"compress {result.outcome}: {result.reason}")
             return result.outcome, result.reason, None
-        new = self._ensure_user_turn(self.working.engine_views().adopt(result.messages), before)
+        adopted = self.working.engine_views().adopt(result.messages)
+        if adopted == before:
+            # Upstream rejects an unchanged transcript before the boundary: nothing is committed and
+            # the re-arm latch stays down (docs/host-loop.md §Per-turn attempts).
+            return "noop", "the engine returned the history unchanged", None
+        new = self._ensure_user_turn(adopted, before)
         rough_after = self._rough_request(new)
         if rough_after > rough_before:
             return "grew", f"rough size grew from {rough_before} to {rough_after}", None
