@@ -12,7 +12,7 @@ import pytest
 
 import contextlab
 from contextlab.cli import main
-from contextlab.engines.compressor import CompressorEngine, assembly, micro
+from contextlab.engines.compressor import CompressorEngine, micro
 from contextlab.errors import ConfigError
 from contextlab.host.micro_turn import completed_with_reply, micro_pass
 from contextlab.host.trace import TIMING_COLUMNS
@@ -134,12 +134,11 @@ def test_config_yaml_and_param_reach_the_compressor(tmp_path: Path, capsys: pyte
     assert main(["replay", SHORT, "--config", str(config), "--context-length", "16000", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert "micro_compact=True" in summary["params"] and "micro_compact_every_n_turns=2" in summary["params"]
-    args = ["replay", SHORT, "--engine", "compressor", "--context-length", "16000", "--param", "micro_compact=true", "--json"]
-    assert main(args) == 0
+    args = ["replay", SHORT, "--engine", "compressor", "--context-length", "16000", "--json"]
+    assert main([*args, "--param", "micro_compact=true"]) == 0
     assert "micro_compact=True" in json.loads(capsys.readouterr().out)["params"]
-    engine = CompressorEngine(micro_compact=True, micro_compact_every_n_turns=2, micro_compact_defrag_threshold_tokens=500)
+    engine = CompressorEngine(micro_compact_every_n_turns=2, micro_compact_defrag_threshold_tokens=500)
     assert (engine.micro.every_n_turns, engine.micro.defrag_threshold_tokens) == (2, 500)
-    assert assembly.SUMMARY_KEY == "_compressed_summary"
 
 
 def test_a_mistyped_config_key_is_one_clear_error(tmp_path: Path) -> None:
