@@ -179,8 +179,8 @@ class MicroCompactor:
         before = self._rough.messages(messages)
         budget = min(SUMMARY_MAX_TOKENS, host.max_summary_tokens or SUMMARY_MAX_TOKENS)
         if self.needs_defrag():
-            result = self._defrag(messages, host.summarizer, budget)
-            return self._done("defrag" if result is not messages else "defrag_failed", before, result)
+            rewrote, result = self._defrag(messages, host.summarizer, budget)
+            return self._done("defrag" if rewrote else "defrag_failed", before, result)
         cumulative = bool(self.rolling_summary.strip())
         rows = messages[exchange.start : exchange.end]
         updated = self._summarize(host.summarizer, rows, self.rolling_summary, budget, exchange.start)
@@ -283,23 +283,23 @@ class MicroCompactor:
         self.failures, self.last_failure_cursor = 0, -1
         return "exchange_skipped"
 
-    def _defrag(self, messages: list[Message], summarizer: Summarizer, budget: int) -> list[Message]:
+    def _defrag(self, messages: list[Message], summarizer: Summarizer, budget: int) -> tuple[bool, list[Message]]:
         """Re-summarize the rolling summary alone and rewrite the newest micro marker in place: no
-        splice, no cursor move, no user row touched."""
+        splice, no cursor move, no user row touched. ``(rewrote the summary, the history)``."""
         old = self.rolling_summary
         if not old.strip():
-            return messages
+            return False, messages
         fresh = self._summarize(summarizer, [], old, budget, 0)
         self.rolling_summary = fresh or old
         if not fresh:
-            return messages
+            return False, messages
         self.failures, self.last_failure_cursor = 0, -1
         at = next((i for i in range(len(messages) - 1, -1, -1) if self._is_micro(messages[i])), None)
         if at is None:
-            return messages
+            return True, messages
         out = list(messages)
         out[at] = {**messages[at], "content": render_marker(fresh), MICRO_KEY: True}
-        return out
+        return True, out
 
     # ------------------------------------------------------------------ splice
 

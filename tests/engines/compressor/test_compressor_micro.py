@@ -287,3 +287,19 @@ def test_the_window_keeps_the_whole_active_turn() -> None:
     split = boundaries.tail_cut_by_tokens(rows, 1, 2_000, **args)
     whole = boundaries.tail_cut_by_tokens(rows, 1, 2_000, allow_split_turn=False, **args)
     assert split > 3 and whole <= 3
+
+
+def test_a_failed_defrag_keeps_the_summary_and_the_history() -> None:
+    calls = {"n": 0}
+
+    def first_only(_prompt: str, _request: SummaryRequest) -> str:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise SummaryFailure(FailureKind.NETWORK, "down")
+        return "ROLLING"
+
+    e = engine(first_only)
+    rows = e.micro_compact_after_turn(conversation(8))
+    e.micro.rolling_summary = big = "OLD " + "x" * 40_000
+    assert e.micro_compact_after_turn(rows) is rows
+    assert e.micro.rolling_summary == big and e.micro.last.outcome == "defrag_failed"
