@@ -218,7 +218,7 @@ def test_real_transcripts(shared_transcripts) -> None:
 
 
 def test_resume_skips_finished_cells_and_survives_an_interrupt(transcripts, tmp_path, monkeypatch) -> None:
-    import contextlab.bench_cells as cells
+    import contextlab.bench.cells as cells
 
     real = cells.run_cell
     calls: list[int] = []
