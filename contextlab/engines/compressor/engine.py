@@ -17,6 +17,7 @@ from typing import Any
 from contextlab.engine import ContextEngine, Message, match_model_threshold
 from contextlab.engines.compressor import assembly, boundaries, budgets, lean, pruning, rules, texts
 from contextlab.engines.compressor.antithrash import AntiThrash
+from contextlab.engines.compressor.micro import DEFAULT_DEFRAG_THRESHOLD_TOKENS, MicroCompactor
 from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
 from contextlab.engines.summarizers.extractive import (
     NO_USER_TURNS,
@@ -83,6 +84,10 @@ class CompressorEngine(ContextEngine):
         summarizer_options: Keyword arguments for the ``llm`` summarizer.
         hermes_rules: ``"newest"`` (upstream ``0000416b``) or ``"0.19.0"`` (each rule that changed
             since PyPI ``hermes-agent`` 0.19.0 switched back; ``docs/compressor.md``).
+        micro_compact: ``compression.micro_compact``: fold one exchange per completed turn into a
+            rolling summary (off by default, as upstream; :mod:`.micro`).
+        micro_compact_every_n_turns: A micro pass every Nth completed turn (at least 1).
+        micro_compact_defrag_threshold_tokens: Rolling-summary size that triggers its rewrite.
     """
 
     protect_first_n = 3
@@ -108,6 +113,9 @@ class CompressorEngine(ContextEngine):
         summarizer: str | Summarizer = "extractive",
         summarizer_options: Mapping[str, Any] | None = None,
         hermes_rules: str = "newest",
+        micro_compact: bool = False,
+        micro_compact_every_n_turns: int = 1,
+        micro_compact_defrag_threshold_tokens: int = DEFAULT_DEFRAG_THRESHOLD_TOKENS,
     ) -> None:
         if tail_mode not in budgets.TAIL_MODES:
             raise EngineError(f"tail_mode must be one of {budgets.TAIL_MODES}, got {tail_mode!r}")
@@ -128,6 +136,8 @@ class CompressorEngine(ContextEngine):
         self.min_tail_user_messages = int(min_tail_user_messages)
         self.summarizer = make_summarizer(summarizer, summarizer_options)
         self.template: SummaryTemplate = HOST_TEMPLATE
+        self.micro_compact = bool(micro_compact)
+        self.micro = MicroCompactor(micro_compact_every_n_turns, micro_compact_defrag_threshold_tokens)
 
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
@@ -270,6 +280,7 @@ class CompressorEngine(ContextEngine):
         self.awaiting_real_usage_after_compression = False
         self.last_real_prompt_tokens = 0
         self.thrash.clear()
+        self.micro.reset()
 
     # ------------------------------------------------------------------ boundaries
 
@@ -426,7 +437,13 @@ class CompressorEngine(ContextEngine):
         self._verify_compaction_cleared_threshold = True
         self.awaiting_real_usage_after_compression = True
         self._last_compression_made_progress = True
+        self.micro.after_compaction()  # its marker holds more than the rolling summary
         return out
+
+    def micro_compact_after_turn(self, messages: list[Message]) -> list[Message]:
+        """Upstream ``_micro_compact``: the host calls it after each completed turn; a no-op (the same
+        list) unless ``micro_compact`` is on (:mod:`.micro`, ``docs/compressor.md``)."""
+        return self.micro.run(messages, self) if self.micro_compact else messages
 
     def _rehydrate(self, work: list[Message], start: int, end: int) -> tuple[list[Message], set[int], int, int] | None:
         """Fold earlier handoffs into the previous summary; returns the summarizer's turns, the handoff
