@@ -118,6 +118,8 @@ def plan(
 def engine_names(spec: EngineSpec) -> set[str]:
     """Names a scoped grid key may use for an engine: its spec's name and the name it reports."""
     names = {engine_label(spec)}
+    if isinstance(spec, type):
+        names.add(spec.__name__)  # a class's own name scopes keys too, whatever it reports
     if not isinstance(spec, str):
         # An engine that cannot start fails its runs; its class name still scopes keys.
         with contextlib.suppress(Exception):

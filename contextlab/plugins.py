@@ -815,7 +815,14 @@ def resolve_engine(spec: EngineSpec, params: Mapping[str, Any] | None = None) ->
     if is_engine(spec):
         if params:
             raise EngineError("parameters cannot be applied to an engine instance; pass its class instead")
-        return _instance_factory(spec, engine_label(spec))({})  # type: ignore[arg-type]
+        try:
+            cloned: ContextEngine = clone_engine(spec)
+        except Exception as error:
+            raise EngineError(
+                f"engine {engine_label(spec)!r} could not be copied (clone_for_agent raised "  # type: ignore[arg-type]
+                f"{type(error).__name__}: {error})"
+            ) from None
+        return cloned
     if is_engine_class(spec):
         assert isinstance(spec, type)
         return _class_factory(spec, spec.__name__)(params)

@@ -50,7 +50,7 @@ def suggest(word: str, choices: Iterable[str], *, n: int = 1, cutoff: float = SU
     return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
 
 
-def unknown_message(kind: str, name: str, names: Iterable[str], *, n: int = 3, cutoff: float = SUGGEST_CUTOFF) -> str:
+def unknown_message(kind: str, name: str, names: Iterable[str], *, n: int = 1, cutoff: float = SUGGEST_CUTOFF) -> str:
     """``unknown <kind> 'x'; did you mean 'y'? (available: a, b)``: the one line for a name nothing provides."""
     listed = list(names)
     return f"unknown {kind} {name!r}{suggest(name, listed, n=n, cutoff=cutoff)} (available: {', '.join(listed)})"

@@ -10,6 +10,7 @@ still importable from here for older callers, and load ``contextlab.plugins`` wh
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any
 
 from contextlab.engine import ContextEngine, is_engine_class
@@ -59,25 +60,42 @@ def engine_label(spec: EngineSpec) -> str:
     """The engine name a run is labelled with, from its spec alone.
 
     One function for every run, so a run that failed (even before its engine existed) and one that
-    succeeded carry the same label: a name is itself; a class is its ``name`` class attribute when it
-    has a plain string one, else its class name; an instance is its ``name``.
+    succeeded carry the same label: a name is itself; an instance is its ``name``; a class is its
+    ``name`` when that is a plain class attribute, else the ``name`` an instance built without
+    arguments reports (built once per class), else the class name (it needs arguments or fails).
     """
     if isinstance(spec, str):
         return spec
     if isinstance(spec, type):
-        declared = _class_attr(spec)  # read off the class: a failed constructor must not change the label
-        return declared if isinstance(declared, str) and declared else spec.__name__
+        return _class_label(spec)
+    return _reported_name(spec)
+
+
+_class_labels: dict[type, str] = {}
+_labels_lock = threading.Lock()
+
+
+def _class_label(cls: type) -> str:
+    declared = next((base.__dict__["name"] for base in cls.__mro__ if "name" in base.__dict__), None)
+    if isinstance(declared, str) and declared:
+        return declared
+    with _labels_lock:
+        known = _class_labels.get(cls)
+    if known is not None:
+        return known
     try:
-        return str(spec.name)
+        label = _reported_name(cls())
+    except Exception:  # needs parameters or cannot start: the class name is the label left
+        label = cls.__name__
+    with _labels_lock:
+        return _class_labels.setdefault(cls, label)
+
+
+def _reported_name(engine: Any) -> str:
+    try:
+        return str(engine.name)
     except Exception:
-        return type(spec).__name__
-
-
-def _class_attr(cls: type) -> object:
-    for base in cls.__mro__:
-        if "name" in base.__dict__:
-            return base.__dict__["name"]
-    return None
+        return type(engine).__name__
 
 
 def __getattr__(name: str) -> Any:
