@@ -26,7 +26,6 @@ from contextlab.bench_cells import (
     Shared,
     cell_key,
     clear_shared,
-    engine_label,
     failed_outcome,
     install_shared,
     run_cell,
@@ -37,7 +36,7 @@ from contextlab.bench_grid import check_engine_names, expand_grid, plan
 from contextlab.bench_schema import write_table
 from contextlab.bench_sources import load_source
 from contextlab.bench_store import CellStore
-from contextlab.engines import EngineSpec
+from contextlab.engines import EngineSpec, engine_label
 from contextlab.errors import ConfigError
 from contextlab.host.observers import RequestObserver
 from contextlab.host.settings import HostSettings

@@ -151,10 +151,10 @@ class Registry(Mapping[str, T]):
         with self._lock:
             self._entries.pop(name, None)
 
-    def clear(self) -> None:
-        """Forget every entry (entry points are read again on next need)."""
+    def refresh(self) -> None:
+        """Forget the entry-point names; the group is read again on next need (a newly installed package)."""
         with self._lock:
-            self._entries.clear()
+            self._entries = {n: e for n, e in self._entries.items() if e.source != "entry_point"}
             self._entry_points_read = self.entry_point_group is None
 
     # ------------------------------------------------------------------ reading
