@@ -24,6 +24,10 @@ unavailable with its reason and never stops the others. ``$CONTEXTLAB_LOAD_PLUGI
 user, entry point) are considered; bundled ones always are.
 Plugins are never auto-activated: :func:`engine_from_config` reads ``context: engine:`` from a
 ``config.yaml``, as the host does.
+
+Discovery leaves one winner per name in a generic :class:`contextlab.registry.Registry` of engine
+factories (:meth:`EngineRegistry.table`); :func:`resolve_engine` resolves every engine name there,
+built-ins included (``docs/architecture.md``, "One registry").
 """
 
 from __future__ import annotations
@@ -137,8 +141,8 @@ class PluginContext:
             )
         if self.engine is not None and self.first_wins:
             message = (
-                f"{self.label}: a context engine ({_engine_name(self.engine)!r}) is already registered; "
-                f"ignoring {_engine_name(engine)!r}"
+                f"{self.label}: a context engine ({engine_label(self.engine)!r}) is already registered; "
+                f"ignoring {engine_label(engine)!r}"
             )
             log.warning(message)
             self.warnings.append(message)
@@ -146,8 +150,8 @@ class PluginContext:
         if self.engine is not None:
             # Not a warning: the host replaces silently; the note says which one won.
             self.warnings.append(
-                f"{self.label}: {_engine_name(engine)!r} replaces the engine registered before it "
-                f"({_engine_name(self.engine)!r})"
+                f"{self.label}: {engine_label(engine)!r} replaces the engine registered before it "
+                f"({engine_label(self.engine)!r})"
             )
         self.engine = engine
 
@@ -513,14 +517,14 @@ class EngineRegistry:
         """Load an engine through a module's ``register(ctx)``; returns its name."""
         mod = importlib.import_module(module) if isinstance(module, str) else module
         factory = _factory_from_module(mod, mod.__name__, per_load=False)
-        name = _engine_name(factory({}))
+        name = engine_label(factory({}))
         return self._add_registered(name, mod.__name__, factory, mod.__doc__)
 
     def register_engine(self, engine: type[ContextEngine] | ContextEngine, name: str | None = None) -> str:
         """Make a class or instance resolvable by name (the notebook prototyping path)."""
         label = name or str(getattr(engine, "__name__", type(engine).__name__))
         factory = factory_from_object(engine, label)
-        resolved = name or _engine_name(factory({}))
+        resolved = name or engine_label(factory({}))
         return self._add_registered(resolved, f"{type(engine).__module__}", factory, engine.__doc__)
 
     def _add_registered(self, name: str, location: str, factory: Factory, doc: str | None) -> str:
@@ -651,7 +655,7 @@ class EngineRegistry:
     def load(self, name: str, params: Mapping[str, Any] | None = None) -> ContextEngine:
         """A fresh engine instance named ``name`` (``params`` go to its constructor)."""
         engine = self.factory(name)(dict(params or {}))
-        actual = _engine_name(engine)
+        actual = engine_label(engine)
         if actual != name:
             log.warning("engine loaded as %r reports name %r", name, actual)
         return engine
@@ -702,13 +706,6 @@ def _allowed_third_party() -> set[str] | None:
     if raw is None:
         return None
     return {n.strip() for n in raw.split(",") if n.strip()}
-
-
-def _engine_name(engine: ContextEngine) -> str:
-    try:
-        return str(engine.name)
-    except Exception:
-        return type(engine).__name__
 
 
 def unknown_engine_message(name: str, names: list[str]) -> str:

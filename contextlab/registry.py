@@ -192,12 +192,13 @@ class Registry(Mapping[str, T]):
         entry = self.entry(name)
         if entry._loaded:
             return entry._value  # type: ignore[no-any-return]
+        if not self._cache:
+            return self._load(entry)  # the loader keeps its own state (and locks)
         with self._lock:
             if entry._loaded:
                 return entry._value  # type: ignore[no-any-return]
             value = self._load(entry)
-            if self._cache:
-                entry._value, entry._loaded = value, True
+            entry._value, entry._loaded = value, True
             return value
 
     def unknown(self, name: str) -> Exception:
