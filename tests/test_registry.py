@@ -177,14 +177,14 @@ class FlakyEngine(PassthroughEngine):
 
 def test_failed_and_ok_runs_of_one_engine_carry_one_label_through_the_cli(tmp_path: Path) -> None:
     from contextlab.cli import main
+    from contextlab.examples import tool_conversation
     from contextlab.transcripts import save_transcript
-    from tests.synthetic import make_transcript
 
     plugins = tmp_path / "plugins"
     (plugins / "flaky").mkdir(parents=True)
     (plugins / "flaky" / "__init__.py").write_text(FLAKY_PLUGIN, encoding="utf-8")
     source = tmp_path / "t.jsonl"
-    save_transcript(make_transcript(turns=3, tool_words=20, seed=1, name="t0"), source)
+    save_transcript(tool_conversation(3, 120, seed=1, name="t0"), source)
     out = tmp_path / "out"
     argv = ["bench", str(source), "--engine", "flaky", "--plugin-path", str(plugins)]
     code = main([*argv, "--grid", "fail=never,start,midway", "--out", str(out), "--no-progress"])
@@ -197,13 +197,13 @@ def test_failed_and_ok_runs_of_one_engine_carry_one_label_through_the_cli(tmp_pa
 
 def test_a_class_spec_is_labelled_the_same_when_it_fails() -> None:
     from contextlab.bench import bench
-    from tests.synthetic import make_transcript
+    from contextlab.examples import tool_conversation
 
     namespace: dict[str, Any] = {}
     exec(FLAKY_PLUGIN, namespace)  # the same engine as a class, no plugin folder
     flaky = namespace["FlakyEngine"]
     result = bench(
-        [make_transcript(turns=3, tool_words=20, seed=1, name="t0")],
+        [tool_conversation(3, 120, seed=1, name="t0")],
         [flaky],
         {"fail": ["never", "start", "midway"]},
         progress=False,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from contextlab.errors import ConfigError
-from contextlab.host.settings import HostSettings
+from contextlab.host.settings import ENGINE_TOOL_MODES, HostSettings
 
 if TYPE_CHECKING:
     from contextlab.hostconfig import HostConfig
@@ -83,7 +83,7 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--engine-tools",
-        choices=("recorded", "live"),
+        choices=ENGINE_TOOL_MODES,
         default=None,
         help="results of the engine's own tools: as recorded (default) or answered live by handle_tool_call",
     )

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contextlab.bench_cells import Grid
+from contextlab.bench.cells import Grid
 from contextlab.engine import ContextEngine
 from contextlab.engines import EngineSpec, engine_label
 from contextlab.errors import ConfigError
