@@ -41,8 +41,9 @@ Source = Literal["host", "cache", "probe", "measure", "diagnostics", "bench"]
 Phase = Literal["turn_start", "tool_loop"]
 """Trace ``phase``: the first request of a user turn, or one inside its tool loop."""
 
-Trigger = Literal["manual", "preflight", "pre_api", "post_tool", "overflow", "prune"]
-"""Compactions ``trigger``: which host gate ran the pass (``prune`` is ``prune_tool_results_only``)."""
+Trigger = Literal["manual", "preflight", "pre_api", "post_tool", "overflow", "prune", "micro"]
+"""Compactions ``trigger``: which host gate ran the pass (``prune`` is ``prune_tool_results_only``,
+``micro`` the built-in compressor's opt-in micro-compaction after a turn)."""
 
 Outcome = Literal["committed", "noop", "timeout", "error", "invalid", "grew"]
 """Compactions ``outcome``: whether the pass's result replaced the history, and if not why."""
@@ -206,7 +207,7 @@ COMPACTIONS = _cols(
         *_LABELS,
         ("turn", "int", "index", "user turn of the pass"),
         ("request", "int", "index", "the request the pass ran before"),
-        ("trigger", "str", "", "the gate: `manual`, `preflight`, `pre_api`, `post_tool`, `overflow` or `prune`"),
+        ("trigger", "str", "", "the gate: `manual`, `preflight`, `pre_api`, `post_tool`, `overflow`, `prune`, `micro`"),
         ("focus_topic", "str", "", "the focus topic of a manual compaction"),
         ("outcome", "str", "", "`committed`, `noop`, `timeout`, `error`, `invalid` or `grew`"),
         ("reason", "str", "", "why an uncommitted pass was not taken"),

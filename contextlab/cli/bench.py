@@ -118,14 +118,14 @@ def build_config(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> t
         config.settings = {**host.settings, **config.settings}
         # compression.* reaches the compressor only: as plain parameters when every engine is one, else
         # scoped to each compressor engine (a fixed one-value grid), never to the other engines.
-        if all(e in COMPRESSOR_ENGINES for e in config.engines):
+        if all(host.params_for(e, {}) == host.compressor_params for e in config.engines):
             config.params = {**host.compressor_params, **config.params}
         else:
             scoped = {
                 f"{engine}.{key}": [value]
                 for engine in config.engines
                 if engine in COMPRESSOR_ENGINES
-                for key, value in host.compressor_params.items()
+                for key, value in host.params_for(engine, {}).items()
             }
             config.grid = {**scoped, **config.grid}
     if args.grid:
