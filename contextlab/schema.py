@@ -41,9 +41,10 @@ Source = Literal["host", "cache", "probe", "measure", "diagnostics", "bench"]
 Phase = Literal["turn_start", "tool_loop"]
 """Trace ``phase``: the first request of a user turn, or one inside its tool loop."""
 
-Trigger = Literal["manual", "preflight", "pre_api", "post_tool", "overflow", "prune", "micro"]
-"""Compactions ``trigger``: which host gate ran the pass (``prune`` is ``prune_tool_results_only``,
-``micro`` the built-in compressor's opt-in micro-compaction after a turn)."""
+Trigger = Literal["manual", "preflight", "maintenance", "pre_api", "post_tool", "overflow", "prune", "micro"]
+"""Compactions ``trigger``: which host gate ran the pass (``maintenance`` is the turn-start pass an
+engine asks for through ``should_compress_preflight`` below the threshold, ``prune`` is
+``prune_tool_results_only``, ``micro`` the built-in compressor's opt-in micro-compaction after a turn)."""
 
 Outcome = Literal["committed", "noop", "timeout", "error", "invalid", "grew"]
 """Compactions ``outcome``: whether the pass's result replaced the history, and if not why."""
@@ -207,7 +208,12 @@ COMPACTIONS = _cols(
         *_LABELS,
         ("turn", "int", "index", "user turn of the pass"),
         ("request", "int", "index", "the request the pass ran before"),
-        ("trigger", "str", "", "the gate: `manual`, `preflight`, `pre_api`, `post_tool`, `overflow`, `prune`, `micro`"),
+        (
+            "trigger",
+            "str",
+            "",
+            "the gate: " + ", ".join(f"`{value}`" for value in get_args(Trigger)),
+        ),
         ("focus_topic", "str", "", "the focus topic of a manual compaction"),
         ("outcome", "str", "", "`committed`, `noop`, `timeout`, `error`, `invalid` or `grew`"),
         ("reason", "str", "", "why an uncommitted pass was not taken"),
