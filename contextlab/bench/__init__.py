@@ -84,7 +84,7 @@ class BenchResult:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         frames = {"trace": self.trace, "compactions": self.compactions, "summary": self.summaries}
-        return {name: write_table(frames[name], folder / f"{name}.{fmt}") for name in FRAME_NAMES}
+        return {name: write_table(frames[name], folder / f"{name}.{fmt}", name) for name in FRAME_NAMES}
 
 
 def collect_transcripts(

@@ -283,22 +283,17 @@ class RunOptions:
     def compressor_params(self, engines: Sequence[str]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
         """The config's ``compression.*`` as ``(params for every engine, scoped one-value grid)``.
 
-        They reach the compressor only (the host never passes them to a plugin engine): as plain
-        parameters when every engine is a compressor, else scoped to each compressor engine
+        They reach the compressor only (the host never passes them to a plugin engine, and
+        ``hermes.compressor`` gets only the keys its host knows: ``HostConfig.params_for``): as plain
+        parameters when every engine gets the same ones, else scoped to each compressor engine
         (``compressor.threshold_percent: [0.5]``), never to the other engines.
         """
-        from contextlab.hostconfig import COMPRESSOR_ENGINES
-
         if self.host is None or not self.host.compressor_params:
             return {}, {}
-        if all(engine in COMPRESSOR_ENGINES for engine in engines):
-            return dict(self.host.compressor_params), {}
-        scoped = {
-            f"{engine}.{key}": [value]
-            for engine in engines
-            if engine in COMPRESSOR_ENGINES
-            for key, value in self.host.compressor_params.items()
-        }
+        own = {engine: self.host.params_for(engine, {}) for engine in engines}
+        if len({tuple(sorted(p.items())) for p in own.values()}) <= 1:
+            return (next(iter(own.values())) if own else {}), {}
+        scoped = {f"{engine}.{key}": [value] for engine, params in own.items() for key, value in params.items()}
         return {}, scoped
 
 
