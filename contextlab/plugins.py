@@ -48,6 +48,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from contextlab.bundled import PLUGINS_PACKAGE, package_folder
 from contextlab.compat import engine_bases
 from contextlab.engine import ContextEngine, clone_engine, is_engine, is_engine_class
 from contextlab.engines import BUILTINS, EngineSpec, builtin_engine_class, engine_label
@@ -68,7 +69,7 @@ LOAD_PLUGINS_ENV = "CONTEXTLAB_LOAD_PLUGINS"
 QUALIFY_BYTES = 8192
 """The host only considers a user folder whose ``__init__.py`` mentions the engine API in its first 8 KB."""
 QUALIFY_WORDS = ("register_context_engine", "ContextEngine")
-BUNDLED_PACKAGE = "contextlab_plugins"
+BUNDLED_PACKAGE = PLUGINS_PACKAGE
 """Import name of the bundled plugins in an installed wheel (``plugins/`` mapped by setuptools)."""
 SOURCES = ("builtin", "bundled", "folder", "user", "entry_point", "registered")
 
@@ -282,17 +283,9 @@ def _discover_in_module(module: types.ModuleType, label: str, *, first_wins: boo
 
 
 def bundled_plugin_dir() -> Path | None:
-    """The bundled ``context_engine`` folder: the source checkout's, else the installed package's."""
-    checkout = Path(__file__).resolve().parent.parent / "plugins" / "context_engine"
-    if checkout.is_dir():
-        return checkout
-    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
-    if spec is not None and spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            installed = Path(location) / "context_engine"
-            if installed.is_dir():
-                return installed
-    return None
+    """The bundled ``context_engine`` folder, found through the ``contextlab_plugins`` package (the
+    checkout's ``plugins/`` in an editable install, site-packages otherwise)."""
+    return package_folder(BUNDLED_PACKAGE, "context_engine")
 
 
 def read_plugin_yaml(folder: Path) -> dict[str, str]:
