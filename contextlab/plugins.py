@@ -54,7 +54,6 @@ from contextlab.engine import ContextEngine, clone_engine, is_engine, is_engine_
 from contextlab.engines import BUILTINS, EngineSpec, builtin_engine_class, engine_label
 from contextlab.errors import ConfigError, EngineError
 from contextlab.registry import Registry as NameRegistry
-from contextlab.registry import unknown_message
 from contextlab.yaml_file import read_yaml
 
 log = logging.getLogger(__name__)
@@ -701,11 +700,6 @@ def _allowed_third_party() -> set[str] | None:
     return {n.strip() for n in raw.split(",") if n.strip()}
 
 
-def unknown_engine_message(name: str, names: list[str]) -> str:
-    """ "unknown engine 'x'; did you mean 'y'? (available: ...)" (the registry's one message)."""
-    return unknown_message("engine", name, names)
-
-
 # --------------------------------------------------------------------------- module-level API
 
 Registry = EngineRegistry
@@ -717,11 +711,6 @@ _default = EngineRegistry()
 def default_registry() -> EngineRegistry:
     """The process-wide registry :func:`contextlab.replay` resolves names through."""
     return _default
-
-
-def discovered_names() -> list[str]:
-    """Names of every discovered engine (builtin and plugins)."""
-    return _default.names()
 
 
 def load_engine(name: str, params: Mapping[str, Any] | None = None) -> ContextEngine:
