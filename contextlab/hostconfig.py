@@ -32,10 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
+from contextlab.yaml_file import read_yaml
 
 COMPRESSOR_ENGINES = frozenset({"compressor", "hermes.compressor"})
 """Engines the host configures from ``compression.*`` (its built-in ``ContextCompressor``)."""
@@ -93,14 +92,7 @@ def load_host_config(path: str | Path) -> HostConfig:
         ConfigError: Unreadable file, bad YAML, or a mapped key of the wrong type (file and key named).
     """
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: invalid YAML: {getattr(error, 'problem', error)}") from None
+    data = read_yaml(path)
     data = {} if data is None else data
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
