@@ -23,6 +23,8 @@ TOOL_CALL_REMOVED = texts.TOOL_CALL_REMOVED
 IMAGE_STRIPPED = texts.IMAGE_STRIPPED
 SUMMARY_KEY = "_compressed_summary"
 HAS_USER_KEY = "_compressed_summary_has_user_turn"
+TAIL_KEY = "_compaction_tail"
+"""Newer upstream tags every carried-forward tail row with it; never sent, but the rough estimator counts it."""
 _IMAGE_TYPES = ("image_url", "image", "input_image")
 
 
@@ -97,30 +99,55 @@ def is_actionable_user(message: Message) -> bool:
 # --------------------------------------------------------------------------- role choice and merge
 
 
+def visible_role(message: Message) -> str | None:
+    """The role a strict alternation template counts: tool rows and assistant tool-call rows are exempt."""
+    role = message.get("role")
+    if role == "tool" or (role == "assistant" and message.get("tool_calls")):
+        return None
+    return str(role) if role is not None else None
+
+
+def visible_neighbours(head: list[Message], tail: list[Message]) -> tuple[str | None, str | None, int]:
+    """Newer upstream ``_summary_placement``'s neighbours: the head's last visible role (``"user"`` for
+    an empty head, None when only exempt rows), the tail's first visible role and its index (0 if none)."""
+    last_head: str | None = "user"
+    if head:
+        last_head = next((r for r in (visible_role(m) for m in reversed(head)) if r is not None), None)
+    first = next(((i, r) for i, r in enumerate(visible_role(m) for m in tail) if r is not None), None)
+    return (last_head, first[1], first[0]) if first else (last_head, None, 0)
+
+
 @dataclass(frozen=True)
 class SummaryPlacement:
-    """How the summary enters the list: its role, a merge into the first tail row, forced user."""
+    """How the summary enters the list: its role, a merge into a tail row (and which), forced user."""
 
     role: str
     merge: bool
     forced_user: bool
+    merge_index: int = 0
 
 
 def choose_placement(
-    last_head_role: str, first_tail_role: str | None, *, forced_user: bool, has_tail: bool
+    last_head_role: str | None,
+    first_tail_role: str | None,
+    *,
+    forced_user: bool,
+    has_tail: bool,
+    first_tail_index: int = 0,
 ) -> SummaryPlacement:
-    """Upstream's role choice in ``compress``: ``user`` after an assistant/tool head or when forced,
-    else ``assistant``; flip to avoid the first tail row's role unless that collides with the head (or
-    the role is forced), in which case the summary merges into the first tail row."""
-    role = "user" if last_head_role in ("assistant", "tool") or forced_user else "assistant"
+    """Upstream's role choice in ``compress``: ``user`` after an assistant/tool head (or a head of exempt
+    rows only, role None) or when forced, else ``assistant``; flip to avoid the first tail row's role
+    unless that collides with the head (or the role is forced), in which case the summary merges into
+    the first tail row (a forced merge into ``first_tail_index``, the first visible one)."""
+    role = "user" if last_head_role in (None, "assistant", "tool") or forced_user else "assistant"
     merge = False
     if first_tail_role is not None and role == first_tail_role:
         flipped = "assistant" if role == "user" else "user"
-        if flipped != last_head_role and not forced_user:
+        if flipped != last_head_role and last_head_role is not None and not forced_user:
             role = flipped
         else:
             merge = has_tail
-    return SummaryPlacement(role, merge, forced_user)
+    return SummaryPlacement(role, merge, forced_user, first_tail_index if forced_user else 0)
 
 
 def summary_message(summary: str, role: str, has_user_turn: bool | None) -> Message:
@@ -185,13 +212,17 @@ def strip_handoff_row(message: Message) -> Message | None:
 # --------------------------------------------------------------------------- sanitation
 
 
-def sanitize_tool_pairs(messages: list[Message]) -> list[Message]:
+def sanitize_tool_pairs(messages: list[Message], *, keep_inflight: bool = False) -> list[Message]:
     """Drop tool results whose call is gone; strip calls whose result is gone (no stubs injected).
 
     Pairing is judged per tool group (an assistant's calls and the tool rows right after it) rather
     than by id over the whole list as upstream does: identical when ids are unique, and still valid
-    when a transcript reuses call ids (``docs/compressor.md``).
+    when a transcript reuses call ids (``docs/compressor.md``). ``keep_inflight`` (newer upstream,
+    #79278): the last non-tool row, when it is an assistant, may still be waiting for its results, so
+    its calls are kept verbatim.
     """
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") != "tool"), -1)
+    inflight = last if keep_inflight and last >= 0 and messages[last].get("role") == "assistant" else -1
     answered_by_group: dict[int, set[str]] = {}
     owner = -1
     for i, m in enumerate(messages):
@@ -211,7 +242,7 @@ def sanitize_tool_pairs(messages: list[Message]) -> list[Message]:
             continue
         calls = tool_calls(m)
         answered = answered_by_group.get(i, set())
-        if calls and any(str(c.get("id") or "") not in answered for c in calls):
+        if calls and i != inflight and any(str(c.get("id") or "") not in answered for c in calls):
             live = [c for c in calls if str(c.get("id") or "") in answered]
             m = {k: v for k, v in m.items() if k != "tool_calls"}
             if live:

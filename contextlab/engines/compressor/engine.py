@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextlab.engine import ContextEngine, Message, match_model_threshold
-from contextlab.engines.compressor import assembly, boundaries, budgets, lean, pruning, rules, texts
+from contextlab.engines.compressor import assembly, boundaries, budgets, inflight, lean, pruning, rules, texts
 from contextlab.engines.compressor.antithrash import AntiThrash
 from contextlab.engines.compressor.micro import DEFAULT_DEFRAG_THRESHOLD_TOKENS, MicroCompactor
 from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
@@ -159,6 +159,7 @@ class CompressorEngine(ContextEngine):
         self.last_failure: SummaryFailure | None = None
         self.last_savings_percent = 0.0
         self._last_compression_made_progress = False
+        self._prune_rearm_tokens = 0
         self._session_id = ""
         self.tail_token_budget = 0
         self.max_summary_tokens = 0
@@ -209,6 +210,7 @@ class CompressorEngine(ContextEngine):
         self._compression_rough_baseline = 0
         self.awaiting_real_usage_after_compression = False
         self.thrash.reset_strikes()
+        self._prune_rearm_tokens = 0  # the runway was measured against the previous trigger
         key = (model, provider, base_url, api_mode)
         if self._model_key is not None and key != self._model_key:
             self.thrash.fallback_streak = 0
@@ -275,6 +277,7 @@ class CompressorEngine(ContextEngine):
 
     def on_session_reset(self) -> None:
         super().on_session_reset()
+        self._prune_rearm_tokens = 0
         self._previous_summary = None
         self._verify_compaction_cleared_threshold = False
         self.awaiting_real_usage_after_compression = False
@@ -332,10 +335,11 @@ class CompressorEngine(ContextEngine):
     ) -> list[Message]:
         """One compaction pass (``host-contract.md`` §2d, upstream ``compress``).
 
-        A no-op (too few messages, no compressible window, a window of handoffs only) records one
-        ineffective strike, as upstream does; past the pruning phase it returns the pruned list (the
-        host's no-op return, which its wrapper commits when it differs), before it the input itself.
-        An aborted summary returns the input: upstream's wrapper discards the returned list then.
+        A no-op (too few messages, no compressible window, a window of handoffs only) arms the newer
+        upstream's temporary structural backoff (#93022) and returns the input itself, lossless. Under
+        ``hermes_rules="0.19.0"`` it records one ineffective strike instead and, past the pruning
+        phase, returns the pruned list (the host's no-op return, which its wrapper commits when it
+        differs). An aborted summary returns the input: upstream's wrapper discards the returned list.
         """
         self._last_compress_aborted = False
         self._last_fallback_used = False
@@ -344,9 +348,9 @@ class CompressorEngine(ContextEngine):
         self.last_failure = None
         if force:
             self.thrash.clear_cooldown()
+            self.thrash.clear_structural()
         if len(messages) <= self.head_size(messages) + TOO_SMALL_EXTRA:
-            self.thrash.strike()
-            return messages
+            return self._no_op(messages, messages)
 
         # Phase 1: tool-output pruning (no LLM), then drop platform echoes after the newest ask.
         pruned = pruning.prune_tool_outputs(
@@ -361,8 +365,7 @@ class CompressorEngine(ContextEngine):
 
         start, end = self._bounds(work)
         if start >= end:
-            self.thrash.strike()
-            return work
+            return self._no_op(messages, work)
         if self.tail_mode == "lean":
             work = lean.demote_stale_tail_tools(work, end, self._session_id)
 
@@ -370,8 +373,7 @@ class CompressorEngine(ContextEngine):
         rollback = self._previous_summary
         window = self._rehydrate(work, start, end)
         if window is None:
-            self.thrash.strike()
-            return work
+            return self._no_op(messages, work)
         turns, found_at, tail_start, first_index = window
 
         # The summary.
@@ -417,7 +419,9 @@ class CompressorEngine(ContextEngine):
         summary = assembly.with_summary_prefix(body)
 
         out = self._assemble(work, start, end, tail_start, found_at, summary)
-        out = assembly.sanitize_tool_pairs(out)
+        out = assembly.sanitize_tool_pairs(out, keep_inflight=self.rules.inflight_restatement)
+        if self.rules.inflight_restatement:
+            out = inflight.reappend(out, inflight.find(messages))
         self.compression_count += 1
         out = assembly.strip_old_images(out)
         out = assembly.strip_persisted_flags(out)
@@ -432,6 +436,8 @@ class CompressorEngine(ContextEngine):
             self.thrash.strike()
             return messages
         self.thrash.fallback_streak = self.thrash.fallback_streak + 1 if self._last_fallback_used else 0
+        self.thrash.clear_structural()  # a completed boundary proves compressibility
+        self._prune_rearm_tokens = 0  # a compaction restarts the proactive-prune runway
         self.last_savings_percent = 100.0 * (before - after) / before if before else 0.0
         self._compression_rough_baseline = after
         self._verify_compaction_cleared_threshold = True
@@ -444,6 +450,15 @@ class CompressorEngine(ContextEngine):
         """Upstream ``_micro_compact``: the host calls it after each completed turn; a no-op (the same
         list) unless ``micro_compact`` is on (:mod:`.micro`, ``docs/compressor.md``)."""
         return self.micro.run(messages, self) if self.micro_compact else messages
+
+    def _no_op(self, messages: list[Message], work: list[Message]) -> list[Message]:
+        """Nothing eligible to compress: the newest rules back off (no strike) and hand back the input;
+        0.19.0 strikes and hands back ``work`` (the pruned list once pruning ran)."""
+        if self.rules.structural_backoff:
+            self.thrash.structural_no_op()
+            return messages
+        self.thrash.strike()
+        return work
 
     def _rehydrate(self, work: list[Message], start: int, end: int) -> tuple[list[Message], set[int], int, int] | None:
         """Fold earlier handoffs into the previous summary; returns the summarizer's turns, the handoff
@@ -494,9 +509,14 @@ class CompressorEngine(ContextEngine):
                 for r in [assembly.strip_handoff_row(work[i])]
                 if r is not None
             ]
-            last_head = str(head[-1].get("role", "user")) if head else "user"
+            if self.rules.compaction_tail_key:
+                tail = [{**m, assembly.TAIL_KEY: True} for m in tail]
+            last_head: str | None = str(head[-1].get("role", "user")) if head else "user"
             first_tail = str(tail[0].get("role", "user")) if tail else None
+            first_index = 0
             forced = start == 0 or last_head == "system"
+            if self.rules.visible_role_placement:
+                last_head, first_tail, first_index = assembly.visible_neighbours(head, tail)
             survivors: list[Message] = [*head, *tail]
             has_user: bool | None = any(assembly.is_actionable_user(m) for m in work)
         else:
@@ -504,17 +524,21 @@ class CompressorEngine(ContextEngine):
             tail = [dict(m) for m in work[end:]]
             last_head = str(work[start - 1].get("role", "user")) if start > 0 else "user"
             first_tail = str(work[end].get("role", "user")) if end < len(work) else "user"
+            first_index = 0
             forced = last_head == "system"
             survivors = [*work[:start], *work[end:]]
             has_user = None
         head = assembly.annotate_system(head)
         if not forced and not any(m.get("role") == "user" for m in survivors):
             forced = True  # no user row would survive (upstream #58753)
-        placement = assembly.choose_placement(last_head, first_tail, forced_user=forced, has_tail=bool(tail))
+        placement = assembly.choose_placement(
+            last_head, first_tail, forced_user=forced, has_tail=bool(tail), first_tail_index=first_index
+        )
         if not self.rules.placement_after_strip:
             placement = dataclasses.replace(placement, forced_user=False)  # 0.19.0 merges as a suffix only
         if placement.merge:
-            tail[0] = assembly.merge_into(tail[0], summary, placement, has_user)
+            at = placement.merge_index
+            tail[at] = assembly.merge_into(tail[at], summary, placement, has_user)
             return [*head, *tail]
         return [*head, assembly.summary_message(summary, placement.role, has_user), *tail]
 
@@ -525,13 +549,24 @@ class CompressorEngine(ContextEngine):
     ) -> tuple[list[Message], int]:
         """Upstream ``prune_tool_results_only``: passes 1–3 gated by ``proactive_prune_tokens``, never when
         the history is no longer than ``protect_last_n + head + 1``, the tail protected by count, and
-        committed only when the estimated reclaim reaches ``proactive_prune_min_reclaim_tokens``."""
+        committed only when the estimated reclaim reaches ``proactive_prune_min_reclaim_tokens``.
+
+        Newer upstream (``HermesRules.prune_runway``): after a commit, no other until the history
+        (message estimate) regrows past its post-prune size plus a runway of
+        ``max(reclaimed, proactive_prune_tokens, min reclaim)``; a compaction resets it, and billed
+        ``current_tokens`` at or over the compaction threshold bypasses it."""
         if self.proactive_prune_tokens <= 0:
             return messages, 0
         if current_tokens is not None and int(current_tokens) < self.proactive_prune_tokens:
             return messages, 0
         if len(messages) <= self.protect_last_n + self.head_size(messages) + 1:
             return messages, 0
+        before = 0
+        if self.rules.prune_runway:
+            before = sum(budgets.message_budget_tokens(m) for m in messages)
+            over = current_tokens is not None and 0 < self.threshold_tokens <= current_tokens
+            if before < self._prune_rearm_tokens and not over:
+                return messages, 0
         result = pruning.prune_tool_outputs(
             messages,
             protect_tail_count=self.protect_last_n,
@@ -547,6 +582,10 @@ class CompressorEngine(ContextEngine):
             and result.saved_tokens < self.proactive_prune_min_reclaim_tokens
         ):
             return messages, 0
+        if self.rules.prune_runway:
+            reclaimed = result.saved_tokens
+            runway = max(reclaimed, self.proactive_prune_tokens, self.proactive_prune_min_reclaim_tokens)
+            self._prune_rearm_tokens = before - reclaimed + runway
         return result.messages, result.pruned
 
 

@@ -110,10 +110,16 @@ def dedupe_tool_results(messages: list[Message]) -> int:
 
 
 def _summarized(
-    message: Message, calls: dict[str, tuple[str, str]], min_chars: int, *, skip_stubs: bool = True
+    message: Message,
+    calls: dict[str, tuple[str, str]],
+    min_chars: int,
+    *,
+    skip_stubs: bool = True,
+    skill_marker: bool = False,
 ) -> Message | None:
     """Upstream ``_demote_tool_result_at``: images become a marker; a long string body a one-liner.
-    ``skip_stubs``: a body that already is a one-line summary is left alone (0.19.0 re-summarised it)."""
+    ``skip_stubs``: a body that already is a one-line summary is left alone (0.19.0 re-summarised it).
+    ``skill_marker``: a large ``skill_view`` body's one-liner carries the skill-pruning marker."""
     content = message.get("content")
     if isinstance(content, list):
         if not any(isinstance(p, dict) and p.get("type") in _IMAGE_TYPES for p in content):
@@ -134,17 +140,56 @@ def _summarized(
     if len(content) <= min_chars:
         return None
     name, raw_args = calls.get(str(message.get("tool_call_id") or ""), ("unknown", ""))
-    return {**message, "content": tool_summary.summarize(name, raw_args, content)}
+    return {**message, "content": tool_summary.summarize(name, raw_args, content, skill_marker=skill_marker)}
 
 
-def summarize_old_results(messages: list[Message], end: int, min_chars: int, *, skip_stubs: bool = True) -> int:
-    """Pass 2: tool results before ``end`` longer than ``min_chars`` become one-line summaries."""
+SKILL_RECENT_WINDOW = 10
+
+
+def protected_skills(messages: list[Message], boundary: int) -> set[str]:
+    """Skills whose ``skill_view`` body survives pass 2 (newer upstream): loaded in the last 10 messages
+    or inside the protected tail, or named by a tail user message (``_collect_protected_skill_names``)."""
+    recent = max(0, len(messages) - SKILL_RECENT_WINDOW)
+    tail = max(0, boundary)
+    tail_users = [
+        str(m["content"]).lower()
+        for m in messages[tail:]
+        if m.get("role") == "user" and isinstance(m.get("content"), str)
+    ]
+    found: set[str] = set()
+    for i, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(fn, dict) or fn.get("name") != "skill_view":
+                continue
+            skill = tool_summary._json_dict(str(fn.get("arguments") or "")).get("name", "")
+            if (
+                isinstance(skill, str)
+                and skill
+                and (i >= min(recent, tail) or any(skill.lower() in t for t in tail_users))
+            ):
+                found.add(skill.lower())
+    return found
+
+
+def summarize_old_results(
+    messages: list[Message], end: int, min_chars: int, *, skip_stubs: bool = True, skill_rules: bool = False
+) -> int:
+    """Pass 2: tool results before ``end`` longer than ``min_chars`` become one-line summaries.
+    ``skill_rules`` (newer upstream): recently loaded skill bodies are spared, and a pruned large
+    ``skill_view`` body carries the skill-pruning marker."""
     calls = _raw_calls(messages)
+    spared = protected_skills(messages, end) if skill_rules else set()
     changed = 0
     for i in range(max(0, min(end, len(messages)))):
         if messages[i].get("role") != "tool":
             continue
-        new = _summarized(messages[i], calls, min_chars, skip_stubs=skip_stubs)
+        name, raw = calls.get(str(messages[i].get("tool_call_id") or ""), ("unknown", ""))
+        if spared and name == "skill_view" and str(tool_summary._json_dict(raw).get("name", "")).lower() in spared:
+            continue
+        new = _summarized(messages[i], calls, min_chars, skip_stubs=skip_stubs, skill_marker=skill_rules)
         if new is not None:
             messages[i] = new
             changed += 1
@@ -206,6 +251,7 @@ def demote_under_pressure(
     budget: int,
     min_chars: int = SUMMARY_MIN_CHARS,
     estimate: BudgetEstimate = message_budget_tokens,
+    skill_marker: bool = False,
 ) -> int:
     """Pass 4 (upstream #61932): when the protected region ``messages[start:]`` exceeds 1.5 × budget,
     summarise its tool results (and cut long call arguments) oldest first, keeping the last 3 rows
@@ -224,7 +270,7 @@ def demote_under_pressure(
     def demote(i: int) -> bool:
         if messages[i].get("role") != "tool":
             return False
-        new = _summarized(messages[i], calls, min_chars)
+        new = _summarized(messages[i], calls, min_chars, skill_marker=skill_marker)
         if new is None:
             return False
         messages[i] = new
@@ -288,10 +334,16 @@ def prune_tool_outputs(
     # Upstream counts deduplicated and summarised tool results; argument truncation rewrites rows
     # too (and its savings count towards the reclaim) but is not a pruned result.
     track(dedupe_tool_results)
-    track(summarize_old_results, boundary, min_result_chars, skip_stubs=rules.skip_summarised_results)
+    track(
+        summarize_old_results,
+        boundary,
+        min_result_chars,
+        skip_stubs=rules.skip_summarised_results,
+        skill_rules=rules.skill_rules,
+    )
     truncate_call_arguments(work, boundary)
     if rules.pressure_demotion and protect_tail_tokens is not None and protect_tail_tokens > 0:
-        track(demote_under_pressure, boundary, protect_tail_tokens, min_result_chars, estimate)
+        track(demote_under_pressure, boundary, protect_tail_tokens, min_result_chars, estimate, rules.skill_rules)
     counted = len(changed_at)
     after = sum(estimate(m) for m in work)
     return PruneResult(work, counted, max(0, before - after))

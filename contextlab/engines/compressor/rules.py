@@ -1,6 +1,7 @@
 """Which generation of the host's compressor rules the port applies (``docs/compressor.md``, "Version changes").
 
-The port follows ``NousResearch/hermes-agent@0000416b`` (``"newest"``). PyPI ``hermes-agent`` 0.19.0
+The port follows ``NousResearch/hermes-agent@0000416b`` plus the newer upstream rules the issue lists
+(``"newest"``). PyPI ``hermes-agent`` 0.19.0
 is an older host; ``hermes_rules="0.19.0"`` switches each rule that changed between the two back to
 the 0.19.0 behaviour, so a differential against the real 0.19.0 ``ContextCompressor`` can tell a
 version change from a port bug (``benchmarks/hermes_differential.py``).
@@ -43,6 +44,24 @@ class HermesRules:
     rough_skips_persistence_keys: bool
     """The summary budget's rough estimate leaves persistence-only keys (message uids) out; 0.19.0's
     ``estimate_messages_tokens_rough`` counted every key."""
+    # The rules below are newer than the stored NousResearch snapshot 0000416b (the issue lists them
+    # as newer upstream behaviour; docs/compressor.md names upstream's evidence and the fork carrying them).
+    prune_runway: bool
+    """After a committed proactive prune, no other until the history regrows by the runway past its
+    post-prune size (a compaction, or billed usage at the threshold, lifts it)."""
+    structural_backoff: bool
+    """A no-op compaction with nothing eligible arms a temporary ``structural_backoff`` block instead
+    of an ineffective strike (upstream #93022)."""
+    compaction_tail_key: bool
+    """Every carried tail row gets ``_compaction_tail``: never sent, but counted by the rough estimator."""
+    visible_role_placement: bool
+    """The summary's role alternation skips tool rows and assistant rows carrying tool calls."""
+    inflight_restatement: bool
+    """An unanswered newest ask that fell into the window is restated after the boundary (#100818),
+    and the trailing in-flight tool calls survive sanitation (#79278)."""
+    skill_rules: bool
+    """A pruned large ``skill_view`` body carries the skill-pruning marker; recently loaded skill
+    bodies are spared by the pruning passes."""
 
 
 NEWEST = HermesRules(
@@ -56,6 +75,12 @@ NEWEST = HermesRules(
     head_restart_probe=True,
     budget_estimate_ceil=True,
     rough_skips_persistence_keys=True,
+    prune_runway=True,
+    structural_backoff=True,
+    compaction_tail_key=True,
+    visible_role_placement=True,
+    inflight_restatement=True,
+    skill_rules=True,
 )
 
 V0_19_0 = HermesRules(
@@ -69,6 +94,12 @@ V0_19_0 = HermesRules(
     head_restart_probe=False,
     budget_estimate_ceil=False,
     rough_skips_persistence_keys=False,
+    prune_runway=False,
+    structural_backoff=False,
+    compaction_tail_key=False,
+    visible_role_placement=False,
+    inflight_restatement=False,
+    skill_rules=False,
 )
 
 RULESETS: dict[str, HermesRules] = {"newest": NEWEST, "0.19.0": V0_19_0}

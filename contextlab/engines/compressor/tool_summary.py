@@ -10,6 +10,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from contextlab.engines.compressor import texts
+
+SKILL_VIEW_PRUNE_MIN_CHARS = 5_000
+
+
+def skill_pruned_marker(skill: str) -> str:
+    """The canonical ghost-skill marker for ``skill`` (newer upstream ``_skill_pruned_marker``)."""
+    return texts.SKILL_PRUNED.format(skill=skill)
+
+
 _BROWSER = ("browser_navigate", "browser_click", "browser_snapshot", "browser_type", "browser_scroll", "browser_vision")
 
 
@@ -106,15 +116,20 @@ SUMMARIZERS: dict[str, Callable[[str, dict[str, Any], str, int, int], str]] = {
 }
 
 
-def summarize(name: str, raw_args: str, content: str) -> str:
-    """The upstream one-liner for a tool result; never raises (a malformed call gets the bare form)."""
+def summarize(name: str, raw_args: str, content: str, *, skill_marker: bool = False) -> str:
+    """The upstream one-liner for a tool result; never raises (a malformed call gets the bare form).
+    ``skill_marker`` (newer upstream): a ``skill_view`` body over 5,000 chars gets the skill-pruning
+    marker, so the model knows to reload it."""
     try:
         args = _json_dict(raw_args)
         size = len(content)
         lines = content.count("\n") + 1 if content.strip() else 0
         handler = SUMMARIZERS.get(name)
         if handler is not None:
-            return handler(name, args, content, size, lines)
+            line = handler(name, args, content, size, lines)
+            if skill_marker and name == "skill_view" and size > SKILL_VIEW_PRUNE_MIN_CHARS:
+                line += " " + skill_pruned_marker(str(args.get("name", "?")))
+            return line
         first = "".join(f" {k}={str(v)[:40]}" for k, v in list(args.items())[:2])
         return f"[{name}]{first} ({size:,} chars result)"
     except Exception:  # a summary must never crash compression (upstream's guard)

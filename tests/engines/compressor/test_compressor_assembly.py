@@ -39,6 +39,57 @@ def test_alternation_reads_plain_roles_tool_rows_included() -> None:
     assert place("assistant", None).merge is False
 
 
+def test_visible_alternation_ignores_tool_rows_and_tool_call_rows() -> None:
+    """Newer upstream ``_summary_placement`` reads template-visible roles: a tool row and an assistant
+    row carrying tool calls are exempt, so a head ending [user, assistant(calls), tool] ends on "user"."""
+    tool_head = [m("user"), {"role": "assistant", "content": "", "tool_calls": [call("c", "f")]}, m("tool")]
+    last, first, index = asm.visible_neighbours(tool_head, [m("assistant")])
+    assert (last, first, index) == ("user", "assistant", 0)
+    # user head -> assistant summary; the assistant tail collides, the flip collides with the head: merge
+    assert place(last, first) == asm.SummaryPlacement("assistant", True, False)
+    # the tail's first *visible* row decides the collision: a leading tool-call row is skipped
+    tail = [{"role": "assistant", "content": "", "tool_calls": [call("d", "f")]}, m("tool"), m("user")]
+    assert asm.visible_neighbours([m("user"), m("assistant")], tail) == ("assistant", "user", 2)
+    assert place("assistant", "user") == asm.SummaryPlacement("user", True, False)
+    # a head of exempt rows only has no visible role: user summary, never flipped
+    only_calls = [{"role": "assistant", "content": "", "tool_calls": [call("e", "f")]}, m("tool")]
+    assert asm.visible_neighbours(only_calls, [m("user")])[0] is None
+    assert asm.choose_placement(None, "user", forced_user=False, has_tail=True) == asm.SummaryPlacement(
+        "user", True, False
+    )
+
+
+def test_forced_merge_targets_first_visible_tail_row() -> None:
+    placement = asm.choose_placement(None, "user", forced_user=True, has_tail=True, first_tail_index=1)
+    assert placement.forced_user and placement.merge and placement.merge_index == 1
+    unforced = asm.choose_placement("assistant", "user", forced_user=False, has_tail=True, first_tail_index=1)
+    assert unforced.merge and unforced.merge_index == 0
+
+
+def test_engine_places_by_visible_role_by_default_and_by_plain_role_in_0_19_0() -> None:
+    """A head ending on a tool group after a user ask: plain roles say "tool" (user summary), visible
+    roles say "user" (assistant summary)."""
+    from builders import conversation
+
+    from contextlab.engines.compressor import CompressorEngine
+
+    history = conversation(40, 4_000)
+    newest = CompressorEngine(protect_first_n=3)
+    newest.update_model("gpt-4o", 200_000)
+    start, end = newest._bounds(history)
+    head, tail = history[:start], history[end:]
+    visible = asm.visible_neighbours(head, tail)
+    plain = (head[-1]["role"] if head else "user", tail[0]["role"] if tail else None)
+    assert visible[:2] != plain  # the fixture exercises the difference
+    out = newest.compress(history)
+    summary_rows = [r for r in out if r.get(asm.SUMMARY_KEY)]
+    expected = asm.choose_placement(visible[0], visible[1], forced_user=False, has_tail=True)
+    if expected.merge:
+        assert summary_rows[0].get(asm.TAIL_KEY)
+    else:
+        assert summary_rows[0]["role"] == expected.role and asm.TAIL_KEY not in summary_rows[0]
+
+
 def test_forced_merge_prepends_summary_and_end_marker() -> None:
     tail_user = {"role": "user", "content": "latest ask", "message_uid": "u1", "api_content": "stale"}
     summary = asm.with_summary_prefix("BODY")
@@ -104,6 +155,16 @@ def test_sanitize_strips_orphans_without_stubs() -> None:
     out = asm.sanitize_tool_pairs(messages)
     assert [c["id"] for c in out[0]["tool_calls"]] == ["kept"]
     assert len(out) == 4 and out[2] == {"role": "assistant", "content": asm.TOOL_CALL_REMOVED}
+
+
+def test_sanitize_keeps_the_trailing_in_flight_calls_with_the_newest_rules() -> None:
+    """Newer upstream (#79278): the last non-tool row's calls may still be awaiting results: kept."""
+    pending = {"role": "assistant", "content": "", "tool_calls": [call("p", "f")]}
+    out = asm.sanitize_tool_pairs([{"role": "user", "content": "go"}, pending], keep_inflight=True)
+    assert out[1] is pending
+    earlier = {"role": "assistant", "content": "", "tool_calls": [call("q", "f")]}
+    out = asm.sanitize_tool_pairs([{"role": "user", "content": "go"}, earlier, m("user", "next")], keep_inflight=True)
+    assert out[1] == {"role": "assistant", "content": asm.TOOL_CALL_REMOVED}
 
 
 def test_sanitize_strips_trailing_calls_without_results() -> None:

@@ -37,19 +37,57 @@ def handoff_text(messages: list[dict[str, object]]) -> str:
     return text
 
 
-def test_too_small_is_a_strike() -> None:
-    """0000416b: ``len(messages) <= head + 4`` returns the input and records one ineffective strike."""
+def strip_tail_key(message: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in message.items() if k != "_compaction_tail"}
+
+
+def test_too_small_is_a_structural_backoff_not_a_strike() -> None:
+    """Newer upstream #93022: nothing eligible is not ineffective; a 300 s backoff defers retries instead."""
+    with clock.using(clock.VirtualClock(10_000.0)) as vc:
+        e = engine()
+        small = [*conversation(1)[:3], {"role": "user", "content": "more"}]
+        assert len(small) <= 3 + 4
+        assert e.compress(small) is small
+        assert e.thrash.ineffective == 0 and e.compression_count == 0
+        ok, reason = e.should_compress_info(10**6)
+        assert not ok and reason == "structural_backoff:300"
+        vc.advance(301)
+        assert e.should_compress_info(10**6) == (True, None)
+
+
+def test_no_compressible_window_backs_off_and_force_lifts_it() -> None:
+    e = engine(protect_first_n=2)
+    calls = [call(f"c{i}", "read_file", path=f"f{i}") for i in range(5)]
+    history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls}]
+    history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(5)]
+    assert e.compress(history) is history
+    assert e.thrash.ineffective == 0 and e.thrash.blocked_reason() is not None
+    assert str(e.thrash.blocked_reason()).startswith("structural_backoff:")
+    e.compress(history, force=True)  # a manual /compress clears the backoff before running
+    assert e.thrash.structural_until > 0  # ... and this no-op arms it again
+
+
+def test_a_completed_compaction_lifts_the_structural_backoff() -> None:
     e = engine()
+    e.compress(conversation(1))
+    assert e.thrash.structural_until > 0
+    e.compress(conversation(40, 4_000))
+    assert e.compression_count == 1 and e.thrash.structural_until == 0
+
+
+def test_too_small_is_a_strike_in_0_19_0() -> None:
+    """0.19.0 (and 0000416b): ``len(messages) <= head + 4`` returns the input and records one strike."""
+    e = engine(hermes_rules="0.19.0")
     small = [*conversation(1)[:3], {"role": "user", "content": "more"}]
     assert len(small) <= 3 + 4
     assert e.compress(small) is small
     assert e.thrash.ineffective == 1 and e.compression_count == 0
 
 
-def test_empty_window_is_a_strike_returning_the_pruned_list() -> None:
+def test_empty_window_is_a_strike_returning_the_pruned_list_in_0_19_0() -> None:
     """Head and tool rows only: the cut passes the end of the list (upstream's forward alignment),
-    so ``has_content_to_compress`` says yes, but the window is empty: a no-op strike."""
-    e = engine(protect_first_n=2)
+    so ``has_content_to_compress`` says yes, but the window is empty: a no-op strike (0.19.0)."""
+    e = engine(protect_first_n=2, hermes_rules="0.19.0")
     calls = [call(f"c{i}", "read_file", path=f"f{i}") for i in range(5)]
     history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls}]
     history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(5)]
@@ -70,8 +108,9 @@ def test_first_compaction_keeps_head_and_is_valid() -> None:
     assert len(handoffs) == 1 and handoffs[0]["_compressed_summary"] is True
     text = str(handoffs[0]["content"])
     assert SUMMARY_PREFIX in text and text.endswith(END_MARKER)
-    # The tail is carried verbatim.
-    assert out[-1] == history[-1] and out[-2] == history[-2]
+    # Every carried tail row is tagged (newer upstream); the tail is otherwise verbatim at its end.
+    assert all(m.get("_compaction_tail") for m in out[out.index(handoffs[0]) + 1 :])
+    assert strip_tail_key(out[-1]) == history[-1] and strip_tail_key(out[-2]) == history[-2]
     assert sum(len(str(m)) for m in out) < 0.8 * sum(len(str(m)) for m in history)
     assert history[2]["content"].startswith("line 0")  # the caller's list is never mutated
 
@@ -154,8 +193,17 @@ def test_anti_thrash_strikes_from_real_usage() -> None:
     assert e.should_compress_info(155_000) == (True, None)
 
 
-def test_two_noop_passes_block_automatic_compaction() -> None:
+def test_noop_passes_do_not_strike() -> None:
     e = engine()
+    small = conversation(1)
+    e.compress(small)
+    e.compress(small)
+    assert e.thrash.ineffective == 0
+    assert e.should_compress_info(10**6)[1] == "structural_backoff:300"
+
+
+def test_two_noop_passes_block_automatic_compaction_in_0_19_0() -> None:
+    e = engine(hermes_rules="0.19.0")
     small = conversation(1)
     e.compress(small)
     e.compress(small)

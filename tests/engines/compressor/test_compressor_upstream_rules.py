@@ -1,4 +1,5 @@
-"""Rules of upstream ``NousResearch/hermes-agent@0000416b`` the port follows (docs/compressor.md, rule table)."""
+"""Rules of upstream ``NousResearch/hermes-agent@0000416b`` and the newer upstream rules the port follows
+(docs/compressor.md, rule table); each newer rule is also checked switched off under ``hermes_rules="0.19.0"``."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import json
 import yaml
 from builders import call, conversation
 
-from contextlab.engines.compressor import CompressorEngine, assembly, lean, pruning, texts
+from contextlab.engines.compressor import CompressorEngine, assembly, inflight, lean, pruning, texts
 from contextlab.engines.summarizers import FunctionSummarizer, SummaryRequest
 from contextlab.messages import validate_messages
+from contextlab.tokens import RoughCounter
 
 
 def engine(**kwargs: object) -> CompressorEngine:
@@ -22,13 +24,36 @@ def big_turns(n: int, chars: int = 9_000) -> list[dict[str, object]]:
     return conversation(n, chars)
 
 
-# --------------------------------------------------------------------------- proactive prune (upstream 0000416b)
+# --------------------------------------------------------------------------- proactive prune runway (newer upstream)
 
 
-def test_proactive_prune_has_no_runway_between_commits() -> None:
-    """``prune_tool_results_only`` at 0000416b: gate, size guard and reclaim minimum only; a second
-    prune on a regrown history commits as soon as it reclaims enough (no re-arm runway)."""
+def test_prune_runway_blocks_until_history_regrows_and_compaction_rearms() -> None:
+    """``prune_tool_results_only``: after a committed prune no prune until the message estimate has
+    grown past its post-prune size by ``max(reclaimed, proactive_prune_tokens, min reclaim)``."""
     e = engine(proactive_prune_tokens=20_000)
+    history = big_turns(30)
+    pruned, n = e.prune_tool_results_only(history, current_tokens=30_000)
+    assert n > 0 and pruned is not history
+    after = sum(pruning.message_budget_tokens(m) for m in pruned)
+    reclaimed = sum(pruning.message_budget_tokens(m) for m in history) - after
+    assert e._prune_rearm_tokens == after + max(reclaimed, 20_000, e.proactive_prune_min_reclaim_tokens)
+    grown = pruned + big_turns(34)[len(history) :]  # four new turns, well under the runway
+    assert sum(pruning.message_budget_tokens(m) for m in grown) < e._prune_rearm_tokens
+    same, zero = e.prune_tool_results_only(grown, current_tokens=30_000)
+    assert zero == 0 and same is grown
+    # A billed reading at or over the compaction threshold bypasses the runway ...
+    bypass, k = e.prune_tool_results_only(grown, current_tokens=e.threshold_tokens)
+    assert k > 0 and bypass is not grown
+    # ... and a committed compaction rearms it completely.
+    e._prune_rearm_tokens = 10**9
+    e.compress(big_turns(40))
+    assert e.compression_count == 1 and e._prune_rearm_tokens == 0
+
+
+def test_proactive_prune_has_no_runway_between_commits_in_0_19_0() -> None:
+    """0.19.0 (and 0000416b): gate, size guard and reclaim minimum only; a second prune on a regrown
+    history commits as soon as it reclaims enough (no re-arm runway)."""
+    e = engine(proactive_prune_tokens=20_000, hermes_rules="0.19.0")
     history = big_turns(30)
     pruned, n = e.prune_tool_results_only(history, current_tokens=30_000)
     assert n > 0 and pruned is not history
@@ -145,13 +170,19 @@ def test_one_line_summaries_use_upstream_formats() -> None:
     )
     assert ts.summarize("web_search", '{"query": "q"}', "y" * 1_500) == "[web_search] query='q' (1,500 chars result)"
     assert ts.summarize("skill_view", '{"name": "deploy"}', "z" * 6_000) == "[skill_view] name=deploy (6,000 chars)"
+    # newer upstream: a large skill body's one-liner carries the skill-pruning marker (small ones do not)
+    marked = ts.summarize("skill_view", '{"name": "deploy"}', "z" * 6_000, skill_marker=True)
+    assert marked == "[skill_view] name=deploy (6,000 chars) " + texts.SKILL_PRUNED.format(skill="deploy")
+    assert texts.SKILL_PRUNED.format(skill="deploy").startswith("[SKILL_PRUNED: ")
+    small = ts.summarize("skill_view", '{"name": "d"}', "z" * 5_000, skill_marker=True)
+    assert small == "[skill_view] name=d (5,000 chars)"
     assert ts.summarize("clarify", "{}", '{"user_response": "yes"}') == "[clarify] asked user a question"
     assert ts.summarize("mystery", '{"a": 1, "b": "two", "c": 3}', "w" * 10) == "[mystery] a=1 b=two (10 chars result)"
     assert ts.summarize("unknown", "not json", "v" * 2_000) == "[unknown] (2,000 chars result)"
 
 
-def test_skill_bodies_get_no_special_protection() -> None:
-    skill = [
+def _skill_history() -> list[dict[str, object]]:
+    skill: list[dict[str, object]] = [
         {"role": "user", "content": "use the deploy skill"},
         {
             "role": "assistant",
@@ -162,7 +193,41 @@ def test_skill_bodies_get_no_special_protection() -> None:
         },
         {"role": "tool", "tool_call_id": "s1", "content": "step " * 2_000},
     ]
-    work = [*skill, *conversation(2, 300)]
+    return [*skill, *conversation(2, 300)]
+
+
+def test_recently_loaded_skill_body_survives_pass_two() -> None:
+    """Newer upstream ``_collect_protected_skill_names``: a skill loaded in the last 10 messages keeps
+    its body through pass 2; the other results are summarised."""
+    work = _skill_history()
+    assert pruning.summarize_old_results(work, len(work), 200, skill_rules=True) == 2  # the read_file results
+    assert str(work[2]["content"]).startswith("step ")
+
+
+def test_old_skill_body_is_pruned_with_the_marker() -> None:
+    """Out of the recent window and not named by a tail user message: pruned, with the marker."""
+    work = [*_skill_history(), *conversation(4, 300)]
+    boundary = len(work) - 2
+    assert pruning.summarize_old_results(work, boundary, 200, skill_rules=True) >= 1
+    assert work[2]["content"] == "[skill_view] name=deploy (10,000 chars) " + texts.SKILL_PRUNED.format(skill="deploy")
+    # a tail user message naming the skill protects it again
+    named = [*_skill_history(), *conversation(4, 300), {"role": "user", "content": "redo the Deploy steps"}]
+    pruning.summarize_old_results(named, len(named) - 1, 200, skill_rules=True)
+    assert str(named[2]["content"]).startswith("step ")
+
+
+def test_compress_default_applies_the_skill_rules_and_0_19_0_does_not() -> None:
+    work = _skill_history()
+    new = pruning.prune_tool_outputs(work, protect_tail_count=1, protect_tail_tokens=None).messages
+    old = pruning.prune_tool_outputs(
+        work, protect_tail_count=1, protect_tail_tokens=None, rules=CompressorEngine(hermes_rules="0.19.0").rules
+    ).messages
+    assert str(new[2]["content"]).startswith("step ")
+    assert old[2]["content"] == "[skill_view] name=deploy (10,000 chars)"
+
+
+def test_skill_bodies_get_no_special_protection_in_0_19_0() -> None:
+    work = _skill_history()
     assert pruning.summarize_old_results(work, len(work), 200) == 3
     assert work[2]["content"] == "[skill_view] name=deploy (10,000 chars)"
 
@@ -177,8 +242,13 @@ def test_texts_file_names_a_source_for_every_text() -> None:
     for key, entry in entries.items():
         source = entry["source"]
         assert "@" in source["repo_commit"] and source["path"] == "agent/context_compressor.py" and source["symbol"]
-        # everything but the opt-in lean texts follows upstream proper
-        assert key.startswith("lean_") or source["repo_commit"].startswith("NousResearch/hermes-agent@0000416b")
+        # everything but the opt-in lean texts and the newer rules' texts follows the stored snapshot
+        newer = key in ("skill_pruned_marker", "inflight_task_header")
+        assert (
+            key.startswith("lean_") or newer or source["repo_commit"].startswith("NousResearch/hermes-agent@0000416b")
+        )
+        if newer:
+            assert "newer than nousresearch@0000416b" in entry["note"].lower()
     assert texts.SUMMARY_PREFIX.startswith("[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted")
     assert texts.SUMMARY_PREFIX.endswith("avoid repeating it:")
     assert len(texts.HISTORICAL_PREFIXES) == 3
@@ -192,12 +262,22 @@ def test_texts_file_names_a_source_for_every_text() -> None:
 # --------------------------------------------------------------------------- assembly metadata
 
 
-def test_tail_rows_carry_no_extra_metadata_key() -> None:
-    """0000416b copies tail rows as they are (no ``_compaction_tail``); only the summary row carries
-    the two summary keys."""
+def test_tail_rows_carry_compaction_tail_key_counted_by_the_rough_estimator() -> None:
+    """Newer upstream tags every carried tail row (the merged one too) with ``_compaction_tail``: never
+    sent, but the rough estimator counts it, so it moves thresholds."""
     out = engine().compress(big_turns(40, 4_000))
+    carried = [m for m in out if m.get("_compaction_tail")]
+    assert carried and all(m.get("_compaction_tail") for m in out[-len(carried) :])
+    plain = [{k: v for k, v in m.items() if k != "_compaction_tail"} for m in carried]
+    counter = RoughCounter()
+    assert counter.messages(carried) > counter.messages(plain)
+
+
+def test_tail_rows_carry_no_extra_metadata_key_in_0_19_0() -> None:
+    """0.19.0 (and 0000416b) copy tail rows as they are; only the summary row carries its key."""
+    out = engine(hermes_rules="0.19.0").compress(big_turns(40, 4_000))
     keys = {k for m in out for k in m if k.startswith("_")}
-    assert keys == {"_compressed_summary", "_compressed_summary_has_user_turn"}
+    assert keys == {"_compressed_summary"}
     assert sum(1 for m in out if m.get("_compressed_summary")) == 1
 
 
@@ -226,13 +306,23 @@ def test_lean_demotes_stale_tail_tool_results_beyond_six_rounds() -> None:
     assert "2,000 chars preserved in session history. Recover with session_search" in str(stubs[0]["content"])
 
 
-# --------------------------------------------------------------------------- no-ops strike
+# --------------------------------------------------------------------------- no-ops: backoff (newer) or strike (0.19.0)
 
 
-def test_a_no_op_compaction_is_an_ineffective_strike() -> None:
-    """0000416b: too few messages, no compressible window or a handoff-only window each record one
-    ineffective strike; two strikes block automatic compaction."""
+def test_a_no_op_compaction_is_a_structural_backoff() -> None:
+    """Newer upstream (#93022): a no-op arms ``structural_backoff`` for 300 s, no strike."""
     e = engine()
+    tiny = conversation(1)
+    assert e.compress(tiny) is tiny
+    assert e.thrash.ineffective == 0
+    ok, reason = e.should_compress_info(e.threshold_tokens)
+    assert not ok and str(reason).startswith("structural_backoff:")
+
+
+def test_a_no_op_compaction_is_an_ineffective_strike_in_0_19_0() -> None:
+    """0.19.0 (and 0000416b): too few messages, no compressible window or a handoff-only window each
+    record one ineffective strike; two strikes block automatic compaction."""
+    e = engine(hermes_rules="0.19.0")
     tiny = conversation(1)
     assert e.compress(tiny) is tiny
     assert e.thrash.ineffective == 1
@@ -240,17 +330,47 @@ def test_a_no_op_compaction_is_an_ineffective_strike() -> None:
     assert e.should_compress_info(e.threshold_tokens) == (False, "ineffective")
 
 
-def test_unfinished_task_in_the_head_is_summarised_not_restated() -> None:
-    """0000416b has no in-flight restatement: an unanswered ask that falls in the window is in the
-    summary's task snapshot only."""
-    task = {"role": "user", "content": "run the nightly report"}
+def _unfinished_task() -> tuple[dict[str, object], list[dict[str, object]]]:
+    task: dict[str, object] = {"role": "user", "content": "run the nightly report"}
     history: list[dict[str, object]] = [{"role": "system", "content": "cron"}, task]
     for i in range(30):
         history += [
             {"role": "assistant", "content": None, "tool_calls": [call(f"c{i}", "terminal", command=f"step {i}")]},
             {"role": "tool", "tool_call_id": f"c{i}", "content": "out " * 800},
         ]
-    out = engine().compress(history)
+    return task, history
+
+
+def test_unfinished_task_is_restated_after_the_boundary() -> None:
+    """Newer upstream (#100818): the newest ask, still unanswered and summarised away, is restated
+    after the summary under the fixed header."""
+    task, history = _unfinished_task()
+    e = engine(protect_first_n=0)
+    assert inflight.find(history) is task
+    out = e.compress(history)
+    assert validate_messages(out) == []
+    restated = [m for m in out if texts.INFLIGHT_HEADER in str(m.get("content"))]
+    assert len(restated) == 1
+    assert str(restated[0]["content"]).endswith("run the nightly report")
+    assert out.index(restated[0]) > next(i for i, m in enumerate(out) if assembly.is_handoff(m)) or restated[0].get(
+        inflight.MERGED_KEY
+    )
+    off = engine(protect_first_n=0, hermes_rules="0.19.0").compress(history)
+    assert not any(texts.INFLIGHT_HEADER in str(m.get("content")) for m in off)
+
+
+def test_answered_task_is_not_restated() -> None:
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    assert inflight.find(history) is None
+
+
+def test_unfinished_task_in_the_head_is_summarised_not_restated_in_0_19_0() -> None:
+    """0.19.0 (and 0000416b) have no in-flight restatement: an unanswered ask in the head is carried
+    once; the newest rules restate it after the summary too (it sits before the boundary)."""
+    task, history = _unfinished_task()
+    restated = engine().compress(history)
+    assert sum(1 for m in restated if "nightly" in str(m.get("content"))) == 2
+    out = engine(hermes_rules="0.19.0").compress(history)
     assert validate_messages(out) == []
     # the ask sits in the protected head and is carried once; nothing restates it after the summary
     assert [m for m in out if "nightly" in str(m.get("content"))] == [task]
