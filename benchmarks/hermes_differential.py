@@ -8,11 +8,11 @@ histories differ, so every later token difference follows from it: the first div
 to explain (an upstream version change between the installed release and the source the port
 follows, or a port bug to fix).
 
-Attribution: the port is replayed twice, with its default rules (upstream ``0000416b`` plus the newer upstream rules, ``docs/compressor.md``) and with
-``hermes_rules="0.19.0"``, which switches every rule listed as a version change in
-``docs/compressor.md`` back to the 0.19.0 behaviour. A difference that disappears under
-``0.19.0`` rules is explained by those version changes; one that remains is unexplained (a port bug
-or an unlisted change) and is listed request by request.
+Attribution: the port is replayed twice, with its default rules (upstream ``0000416b`` plus the
+newer upstream rules, ``docs/compressor.md``) and with ``hermes_rules="0.19.0"``, which switches every
+rule listed as a version change in ``docs/compressor.md`` back to the 0.19.0 behaviour. A difference
+that disappears under ``0.19.0`` rules is explained by those version changes; one that remains is
+unexplained (a port bug or an unlisted change) and is listed request by request.
 
 Usage (needs a Hermes package: ``pip install 'contextlab[hermes]'``, e.g. the suite's
 ``.hermes-venv``)::

@@ -82,8 +82,8 @@ class CompressorEngine(ContextEngine):
         min_tail_user_messages: Real user messages the tail must keep.
         summarizer: ``"extractive"`` (default), ``"llm"``, or a summarizer instance.
         summarizer_options: Keyword arguments for the ``llm`` summarizer.
-        hermes_rules: ``"newest"`` (upstream ``0000416b`` plus the newer upstream rules) or ``"0.19.0"`` (each rule that changed
-            since PyPI ``hermes-agent`` 0.19.0 switched back; ``docs/compressor.md``).
+        hermes_rules: ``"newest"`` (upstream ``0000416b`` plus the newer upstream rules) or ``"0.19.0"``
+            (each rule that changed since PyPI ``hermes-agent`` 0.19.0 switched back; ``docs/compressor.md``).
         micro_compact: ``compression.micro_compact``: fold one exchange per completed turn into a
             rolling summary (off by default, as upstream; :mod:`.micro`).
         micro_compact_every_n_turns: A micro pass every Nth completed turn (at least 1).
