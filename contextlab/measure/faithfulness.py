@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import ahocorasick
+import ahocorasick_rs
 
 from contextlab.measure.text import identifiers
 
@@ -29,6 +29,13 @@ _NOT_DONE = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
+def _done_names(sentence: str) -> list[str] | None:
+    """The identifiers a sentence reports as done ([] for none named), or None if it reports nothing done."""
+    if not _DONE.search(sentence) or _NOT_DONE.search(sentence):
+        return None
+    return [t for t in identifiers(sentence) if not _ENGINE_ID.match(t)]
+
+
 @dataclass
 class Faithfulness:
     """Findings for the summaries of one commit."""
@@ -39,14 +46,22 @@ class Faithfulness:
     undetermined: int = 0
 
 
-def check_summaries(summaries: list[str], source: str, verified: set[str] | None = None) -> Faithfulness:
+def check_summaries(
+    summaries: list[str],
+    source: str,
+    verified: set[str] | None = None,
+    sentences: dict[str, list[str] | None] | None = None,
+) -> Faithfulness:
     """Check engine-written ``summaries`` against ``source`` (the text the engine summarised).
 
     ``verified`` holds identifiers found supported by an earlier commit of the same run (iterative
     summaries carry most of them over); it is extended in place and skips their search.
+    ``sentences`` memoizes, per summary sentence, the identifiers it reports done (None: not a
+    done-sentence); an iterative summary repeats most sentences at every commit.
     """
     out = Faithfulness()
     known = verified if verified is not None else set()
+    memo = sentences if sentences is not None else {}
     claimed: dict[str, None] = {}
     done_sentences: list[tuple[str, list[str]]] = []
     for summary in summaries:
@@ -54,12 +69,16 @@ def check_summaries(summaries: list[str], source: str, verified: set[str] | None
             if not _ENGINE_ID.match(token):
                 claimed.setdefault(token, None)
         for sentence in _SENTENCE.split(summary):
-            if _DONE.search(sentence) and not _NOT_DONE.search(sentence):
-                names = [t for t in identifiers(sentence) if not _ENGINE_ID.match(t)]
-                if names:
-                    done_sentences.append((sentence.strip()[:200], names))
-                else:
-                    out.undetermined += 1
+            if sentence in memo:
+                names = memo[sentence]
+            else:
+                names = memo[sentence] = _done_names(sentence)
+            if names is None:
+                continue
+            if names:
+                done_sentences.append((sentence.strip()[:200], names))
+            else:
+                out.undetermined += 1
     out.identifiers = len(claimed)
     for token in claimed:
         if token in known:
@@ -72,13 +91,12 @@ def check_summaries(summaries: list[str], source: str, verified: set[str] | None
     if not named:
         return out
     # The status of the source lines around each identifier a done-sentence names.
-    automaton = ahocorasick.Automaton()
-    for token in named:
-        automaton.add_word(token, token)
-    automaton.make_automaton()
+    words = sorted(named)
+    automaton = ahocorasick_rs.AhoCorasick(words)
     status: dict[str, list[bool]] = {}  # token -> [seen_done, seen_not_done]
     line_status: dict[int, tuple[bool, bool]] = {}
-    for end, token in automaton.iter(source):
+    for word, _start, stop_at in automaton.find_matches_as_indexes(source, overlapping=True):
+        token, end = words[word], stop_at - 1  # the index of the match's last character
         flags = status.setdefault(token, [False, False])
         if flags[0] and flags[1]:
             continue
