@@ -21,10 +21,11 @@ import pandas as pd
 
 from contextlab.engine import Message
 from contextlab.host.observers import RequestView
-from contextlab.measure.faithfulness import check_summaries
+from contextlab.measure.faithfulness import FaithfulnessMemo, check_summaries
 from contextlab.measure.recovery import DEFAULT_K, Reach, RecoveryOracle
 from contextlab.measure.scan import RowScans, TextIndex
 from contextlab.measure.targets import KINDS, TargetSet, scans_for, targets_for
+from contextlab.measure.template import template_texts
 from contextlab.measure.text import message_payload
 from contextlab.messages import content_text
 from contextlab.transcripts.model import Transcript
@@ -172,8 +173,8 @@ class MeasureProbe:
         self._faith = {"summaries_checked": 0, "summary_identifiers": 0, "summary_unsupported_identifiers": 0}
         self._faith.update({"summary_status_upgrades": 0, "summary_status_undetermined": 0})
         self._faith_rows: list[dict[str, Any]] = []
-        self._verified: set[str] = set()
-        self._sentences: dict[str, list[str] | None] = {}
+        self._faith_memo = FaithfulnessMemo()
+        self._template = template_texts(self._engine)
         self._occurrences: dict[int, tuple[int, ...]] | None = None
         self._oracle: RecoveryOracle | None = None
         if self._engine is not None and self.recover and self._has_facts:
@@ -507,7 +508,7 @@ class MeasureProbe:
         )
         if written:
             source = "\n".join(message_payload(m) for m in (*before, *appended))
-            result = check_summaries(summary_texts, source, self._verified, self._sentences)
+            result = check_summaries(summary_texts, source, memo=self._faith_memo, template=self._template)
             self._faith["summaries_checked"] += len(written)
             self._faith["summary_identifiers"] += result.identifiers
             self._faith["summary_unsupported_identifiers"] += len(result.unsupported)

@@ -72,6 +72,7 @@ _RUNS: dict[bytes, str | None] = {}
 """The same verdicts for :func:`_ascii_identifiers`, by byte run (short runs included, as None)."""
 _MEMO_MAX = 200_000
 _RUN_BREAK = bytes(c for c in range(128) if not (chr(c).isalnum() or chr(c) in "_./:#@+~-"))
+_ASCII_MARKS = frozenset(b"0123456789/.#-")
 _TO_SPACE = bytes.maketrans(_RUN_BREAK, b" " * len(_RUN_BREAK))
 """ASCII bytes outside the candidate class become spaces, so ``bytes.split`` yields the class runs."""
 
@@ -114,7 +115,11 @@ def _ascii_identifiers(text: str) -> dict[str, None]:
     if len(memo) > _MEMO_MAX:
         memo.clear()
     for raw in list(filterfalse(memo.__contains__, runs)):
-        memo[raw] = _classify(raw.decode("ascii")) if len(raw) >= MIN_IDENTIFIER_CHARS else None
+        # Most runs are words: no mark character (ASCII digits or /.#-, what _MARK matches in ASCII).
+        if len(raw) < MIN_IDENTIFIER_CHARS or _ASCII_MARKS.isdisjoint(raw):
+            memo[raw] = None
+        else:
+            memo[raw] = _classify(raw.decode("ascii"))
     return dict.fromkeys(filter(None, map(memo.__getitem__, runs)))
 
 
