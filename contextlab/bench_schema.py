@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from contextlab.errors import ConfigError
+from contextlab.measure.schema import MEASURE_DECLARED
 
 _STR, _INT, _FLOAT, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 
@@ -97,6 +98,7 @@ DECLARED: dict[str, pa.DataType] = {
     **{name: _BOOL for name in ("over_threshold", "compressed", "pruned", "select_context_used", "overflow")},
 }
 """Arrow types of the columns contextlab itself writes."""
+DECLARED.update({k: v for k, v in MEASURE_DECLARED.items() if k not in DECLARED})  # probes, diffs (docs/metrics.md)
 
 
 def _column(values: pd.Series, declared: pa.DataType | None) -> pa.Array:
