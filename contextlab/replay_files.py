@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from contextlab.bench_schema import write_table
+from contextlab.frame_io import write_frame as write_table
 from contextlab.host.trace import ReplayResult
 
 
