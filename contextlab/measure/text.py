@@ -110,11 +110,13 @@ def _ascii_identifiers(text: str) -> dict[str, None]:
     """The candidate scan of :func:`_scanned_identifiers` for ASCII text without URLs, at C speed:
     one byte translation and split give the class runs, ``filterfalse`` the ones never seen, and a
     ``map`` over the memo the verdicts in order (no Python step per known run)."""
-    runs = dict.fromkeys(text.encode("ascii").translate(_TO_SPACE).split())
+    runs = text.encode("ascii").translate(_TO_SPACE).split()
     memo = _RUNS
     if len(memo) > _MEMO_MAX:
         memo.clear()
     for raw in list(filterfalse(memo.__contains__, runs)):
+        if raw in memo:
+            continue  # a run repeated within this text
         # Most runs are words: no mark character (ASCII digits or /.#-, what _MARK matches in ASCII).
         if len(raw) < MIN_IDENTIFIER_CHARS or _ASCII_MARKS.isdisjoint(raw):
             memo[raw] = None
