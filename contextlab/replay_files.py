@@ -37,6 +37,6 @@ def replay_frames(result: ReplayResult) -> dict[str, pd.DataFrame]:
 def write_replay(result: ReplayResult, out: str | Path) -> dict[str, Path]:
     """Write every frame of ``result`` next to ``out`` (see module docs), then the trace to ``out``."""
     out = Path(out)
-    written = {name: write_table(frame, frame_path(out, name)) for name, frame in replay_frames(result).items()}
+    written = {name: write_table(frame, frame_path(out, name), name) for name, frame in replay_frames(result).items()}
     written["trace"] = result.write(out)
     return written
