@@ -48,12 +48,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from contextlab.bundled import PLUGINS_PACKAGE, package_folder
 from contextlab.compat import engine_bases
 from contextlab.engine import ContextEngine, clone_engine, is_engine, is_engine_class
 from contextlab.engines import BUILTINS, EngineSpec, builtin_engine_class, engine_label
 from contextlab.errors import ConfigError, EngineError
 from contextlab.registry import Registry as NameRegistry
-from contextlab.registry import unknown_message
 from contextlab.yaml_file import read_yaml
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ LOAD_PLUGINS_ENV = "CONTEXTLAB_LOAD_PLUGINS"
 QUALIFY_BYTES = 8192
 """The host only considers a user folder whose ``__init__.py`` mentions the engine API in its first 8 KB."""
 QUALIFY_WORDS = ("register_context_engine", "ContextEngine")
-BUNDLED_PACKAGE = "contextlab_plugins"
+BUNDLED_PACKAGE = PLUGINS_PACKAGE
 """Import name of the bundled plugins in an installed wheel (``plugins/`` mapped by setuptools)."""
 SOURCES = ("builtin", "bundled", "folder", "user", "entry_point", "registered")
 
@@ -282,17 +282,9 @@ def _discover_in_module(module: types.ModuleType, label: str, *, first_wins: boo
 
 
 def bundled_plugin_dir() -> Path | None:
-    """The bundled ``context_engine`` folder: the source checkout's, else the installed package's."""
-    checkout = Path(__file__).resolve().parent.parent / "plugins" / "context_engine"
-    if checkout.is_dir():
-        return checkout
-    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
-    if spec is not None and spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            installed = Path(location) / "context_engine"
-            if installed.is_dir():
-                return installed
-    return None
+    """The bundled ``context_engine`` folder, found through the ``contextlab_plugins`` package (the
+    checkout's ``plugins/`` in an editable install, site-packages otherwise)."""
+    return package_folder(BUNDLED_PACKAGE, "context_engine")
 
 
 def read_plugin_yaml(folder: Path) -> dict[str, str]:
@@ -708,11 +700,6 @@ def _allowed_third_party() -> set[str] | None:
     return {n.strip() for n in raw.split(",") if n.strip()}
 
 
-def unknown_engine_message(name: str, names: list[str]) -> str:
-    """ "unknown engine 'x'; did you mean 'y'? (available: ...)" (the registry's one message)."""
-    return unknown_message("engine", name, names)
-
-
 # --------------------------------------------------------------------------- module-level API
 
 Registry = EngineRegistry
@@ -724,11 +711,6 @@ _default = EngineRegistry()
 def default_registry() -> EngineRegistry:
     """The process-wide registry :func:`contextlab.replay` resolves names through."""
     return _default
-
-
-def discovered_names() -> list[str]:
-    """Names of every discovered engine (builtin and plugins)."""
-    return _default.names()
 
 
 def load_engine(name: str, params: Mapping[str, Any] | None = None) -> ContextEngine:

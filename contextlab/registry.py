@@ -146,11 +146,6 @@ class Registry(Mapping[str, T]):
             self._entries[name] = entry
         return entry
 
-    def unregister(self, name: str) -> None:
-        """Forget ``name`` (no error when it is unknown)."""
-        with self._lock:
-            self._entries.pop(name, None)
-
     def refresh(self) -> None:
         """Forget the entry-point names; the group is read again on next need (a newly installed package)."""
         with self._lock:

@@ -95,11 +95,6 @@ def given_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {name: value for name, value in given.items() if value is not None}
 
 
-def host_settings(args: argparse.Namespace) -> HostSettings:
-    """The host settings the command line alone describes (``HostSettings`` defaults elsewhere)."""
-    return HostSettings(**given_settings(args))
-
-
 def engine_params(pairs: list[str]) -> dict[str, Any]:
     import yaml
 

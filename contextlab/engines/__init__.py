@@ -41,9 +41,6 @@ BUILTINS.register(
 BUILTIN_ENGINES: dict[str, str] = mapping_of_targets(BUILTINS)
 """Built-in name → ``module:Class`` (or ``module:function`` returning the class): :data:`BUILTINS` as a table."""
 
-BUILTIN_DESCRIPTIONS: dict[str, str] = {e.name: e.description for e in BUILTINS.entries() if e.description}
-"""Descriptions listed without importing the engine (``hermes.compressor`` would import the real host)."""
-
 EngineSpec = str | type[ContextEngine] | ContextEngine
 
 
