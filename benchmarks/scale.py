@@ -15,6 +15,7 @@ flat: the last column is each size's ratio over the 1x ratio (target: at most 1.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -43,6 +44,8 @@ def run_child(transcript: Transcript, engine: str, cache: str | None, context_le
         os.close(read_end)
         status = 0
         try:
+            # The parent's objects are the harness's: frozen, full collections scan only the replay's.
+            gc.freeze()
             before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             started = time.process_time()
             observers = [CacheObserver(cache, "system_and_3")] if cache else []

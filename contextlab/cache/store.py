@@ -8,8 +8,8 @@ begun (A13), so parallel requests with the same prefix all miss.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import islice
+from typing import NamedTuple
 
 TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0, "30m": 1800.0, "12h": 43200.0, "24h": 86400.0}
 
@@ -29,9 +29,9 @@ def ttl_seconds(ttl: str | float) -> float:
     return float(ttl[:-1]) * scale
 
 
-@dataclass(slots=True)
-class Entry:
-    """One cached prefix."""
+class Entry(NamedTuple):
+    """One cached prefix. Immutable (a refresh stores a new entry): a tuple of plain numbers is not
+    tracked by the garbage collector, and a long replay's stores hold one entry per prefix."""
 
     tokens: int
     written_at: float
@@ -106,7 +106,7 @@ class CacheStore:
         for key in islice(pending[0], pending[1]) if keys is None else keys:
             entry = entries.get(key)
             if entry is not None and entry.last_used < at:
-                entry.last_used = at
+                entries[key] = Entry(entry.tokens, entry.written_at, at, entry.ttl, entry.ready_at)
         if keys is None:
             self._settled = True
 
@@ -133,8 +133,8 @@ class CacheStore:
         """Refresh an entry that was just read."""
         self._settle()
         entry = self._entries.get(key)
-        if entry is not None:
-            entry.last_used = max(entry.last_used, t)
+        if entry is not None and t > entry.last_used:
+            self._entries[key] = Entry(entry.tokens, entry.written_at, t, entry.ttl, entry.ready_at)
 
     def write(self, key: bytes, tokens: int, t: float, ttl: float, *, ready_at: float | None = None) -> None:
         """Create or refresh ``key`` at ``t``; a refresh keeps the longer TTL."""
@@ -142,8 +142,9 @@ class CacheStore:
         ready = t + self.ttft if ready_at is None else ready_at
         entry = self._entries.get(key)
         if entry is not None and entry.readable(t):
-            entry.last_used = max(entry.last_used, t)
-            entry.ttl = max(entry.ttl, ttl)
+            if t > entry.last_used or ttl > entry.ttl:
+                last, longest = max(entry.last_used, t), max(entry.ttl, ttl)
+                self._entries[key] = Entry(entry.tokens, entry.written_at, last, longest, entry.ready_at)
         else:
             self._entries[key] = Entry(tokens, t, t, ttl, ready)
         self._latest = max(self._latest, t)
@@ -173,10 +174,9 @@ class CacheStore:
         for key, count in zip(keys[start:], tokens[start:], strict=True):
             entry = entries.get(key)
             if entry is not None and entry.ready_at <= t < entry.last_used + entry.ttl:
-                if t > entry.last_used:
-                    entry.last_used = t
-                if ttl > entry.ttl:
-                    entry.ttl = ttl
+                if t > entry.last_used or ttl > entry.ttl:
+                    last, longest = max(entry.last_used, t), max(entry.ttl, ttl)
+                    entries[key] = Entry(entry.tokens, entry.written_at, last, longest, entry.ready_at)
             else:
                 entries[key] = Entry(count, t, t, ttl, ready)
         self._pending = (keys, len(keys), t, ttl)
