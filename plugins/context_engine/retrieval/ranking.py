@@ -199,12 +199,17 @@ class BM25Index:
         slots, tf, lengths = self._columns[term]
         found = self._arrays.get(term)
         if found is None or found[0] != len(slots):
-            found = (
-                len(slots),
-                np.array(slots, dtype=np.int64),
-                np.array(tf, dtype=np.float32),
-                np.array(lengths, dtype=np.int64),
-            )
+            # Documents only arrive at the end of a column (a removal drops the arrays): convert
+            # the new tail and append it in C, instead of converting the whole column again.
+            done = found[0] if found is not None and found[0] < len(slots) else 0
+            new_slots = np.array(slots[done:], dtype=np.int64)
+            new_tf = np.array(tf[done:], dtype=np.float32)
+            new_lengths = np.array(lengths[done:], dtype=np.int64)
+            if done and found is not None:
+                new_slots = np.concatenate((found[1], new_slots))
+                new_tf = np.concatenate((found[2], new_tf))
+                new_lengths = np.concatenate((found[3], new_lengths))
+            found = (len(slots), new_slots, new_tf, new_lengths)
             self._arrays[term] = found
         return found[1], found[2], found[3]
 
@@ -215,15 +220,22 @@ class BM25Index:
             return []
         by_slot = np.zeros(self._next_slot, dtype=np.float32)
         average = np.float64(self._total_length) / n_docs  # numpy's mean of the integer lengths
+        idfs: list[Any] = []
+        columns: list[tuple[Any, Any, Any]] = []
         for term in terms:
             posting = self._postings.get(term)
-            if not posting:
-                continue
-            df = len(posting)
-            idf = np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5)))
-            slots, tf, lengths = self._term_arrays(term)
+            if posting:
+                df = len(posting)
+                idfs.append(np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5))))
+                columns.append(self._term_arrays(term))
+        if columns:
+            # All terms at once, element by element the same operations as one term at a time
+            # (float64 term part, float32 idf and contributions); ``add.at`` adds the contributions
+            # in query order in float32, as the per-term ``+=`` did.
+            slots, tf, lengths = (np.concatenate(c) for c in zip(*columns, strict=True))
+            idf = np.repeat(np.array(idfs, dtype=np.float32), [len(c[0]) for c in columns])
             tfc = tf / (self.K1 * ((1 - self.B) + self.B * lengths / average) + tf)
-            by_slot[slots] += (idf * tfc).astype(np.float32)
+            np.add.at(by_slot, slots, (idf * tfc).astype(np.float32))
         return by_slot[self.slots(keys)].tolist()  # type: ignore[no-any-return]
 
     def slots(self, keys: list[Any]) -> Any:
