@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from contextlab.engine import Message
 from contextlab.host.memo import MessageMemo
-from contextlab.host.sanitized import IncrementalSanitizer
+from contextlab.host.sanitized import Emitted, IncrementalSanitizer
 from contextlab.messages import StructureTracker, clone_messages
 
 if TYPE_CHECKING:
@@ -76,6 +76,8 @@ class WorkingHistory:
         self.exact: list[int] = []
         self._rough: list[int] = []
         self._rough_cumulative: list[int] = [0]
+        self.exact_total = 0
+        """Exact tokens of all rows' wire forms."""
         self._index: dict[int, int] = {}
         self.structure = StructureTracker()
         self._sanitizer: IncrementalSanitizer | None = None
@@ -92,10 +94,14 @@ class WorkingHistory:
     def _add(self, row: Message, wire: Message | None = None, exact: int = -1, rough: int = -1) -> None:
         if wire is None:
             wire, exact, rough = self._memo.row(row)
+        self._keep(row, wire, exact, rough)
+
+    def _keep(self, row: Message, wire: Message, exact: int, rough: int) -> None:
         self._index[id(row)] = len(self.wires)
         self.wires.append(wire)
         self.exact.append(exact)
         self._rough.append(rough)
+        self.exact_total += exact
         # The host estimates the request it is about to send, so the rough figures are of wire forms.
         self._rough_cumulative.append(self._rough_cumulative[-1] + rough)
         self.structure.feed(row)
@@ -109,8 +115,9 @@ class WorkingHistory:
             self._rows = list(self._rows)
             self._shared = False
         self._rows.extend(clones)
+        fresh = self._memo.fresh_row  # its results live in the parallel lists: no content-keyed memo
         for row in clones:
-            self._add(row)
+            self._keep(row, *fresh(row))
         return clones
 
     def __len__(self) -> int:
@@ -134,9 +141,8 @@ class WorkingHistory:
         """The rough estimate of the rows from ``index`` on (rows appended since a usage anchor)."""
         return self._rough_cumulative[-1] - self._rough_cumulative[min(index, len(self._rows))]
 
-    def sanitized(self, prefix_tokens: list[int]) -> tuple[list[Message], list[int], list[int], int]:
-        """The sanitized request over system + rows, kept up to date incrementally: messages, exact
-        and rough tokens, and how many leading messages are unchanged objects since the last call."""
+    def sanitized(self, prefix_tokens: list[int]) -> Emitted:
+        """The sanitized request over system + rows, kept up to date incrementally."""
         sanitizer = self._sanitizer
         if sanitizer is None:
             memo = self._memo

@@ -47,12 +47,17 @@ def test_incremental_sanitizer_matches_the_whole_list_pass_at_every_length() -> 
         for k, row in enumerate(rows, start=1):
             sanitizer.feed(row, exact.message(row), rough.message(row))
             if rng.random() < 0.5 or k == len(rows):
-                messages, tokens, estimates, unchanged = sanitizer.emit()
+                previous = sanitizer.last_emit
+                messages, tokens, tokens_total, rough_total, unchanged = sanitizer.emit()
                 expected = sanitize_request(rows[:k])
                 assert messages == expected
                 assert tokens == [exact.message(m) for m in expected]
-                assert estimates == [rough.message(m) for m in expected]
+                # The totals are kept up to date as rows change (refolds included), not re-summed.
+                assert tokens_total == sum(tokens)
+                assert rough_total == sum(rough.message(m) for m in expected)
                 assert unchanged <= len(messages)
+                if previous is not None:
+                    assert all(a is b for a, b in zip(messages[:unchanged], previous[:unchanged], strict=True))
 
 
 class _Mutator(ContextEngine):
