@@ -475,23 +475,24 @@ class ReplayHost:
             usage_reported=step.assistant_index not in self.events.usage_missing,
             invalid=invalid,
         )
-        view = RequestView(
-            turn=turn.index,
-            request=self._request_index,
-            timestamp=self.clock.now(),
-            messages=request.messages,
-            tools=self.tools,
-            message_tokens=message_tokens,
-            tools_tokens=tools_tokens,
-            fixed_overhead_tokens=self.settings.fixed_overhead_tokens,
-            prompt_tokens=prompt,
-            history=self.history if self.observers else self.working.peek(),  # a snapshot only if kept
-            transcript_index=step.assistant_index,
-            prefix_messages=prefix_messages,
-            completion_tokens=completion,
-        )
-        for observer in self.observers:
-            row.update(observer.observe(view))
+        if self.observers:
+            view = RequestView(
+                turn=turn.index,
+                request=self._request_index,
+                timestamp=self.clock.now(),
+                messages=request.messages,
+                tools=self.tools,
+                message_tokens=message_tokens,
+                tools_tokens=tools_tokens,
+                fixed_overhead_tokens=self.settings.fixed_overhead_tokens,
+                prompt_tokens=prompt,
+                history=self.history,  # a snapshot: observers keep it
+                transcript_index=step.assistant_index,
+                prefix_messages=prefix_messages,
+                completion_tokens=completion,
+            )
+            for observer in self.observers:
+                row.update(observer.observe(view))
         reported = reported_prompt_tokens(
             self.settings.usage_model,
             exact=prompt,
