@@ -67,6 +67,8 @@ def content_text(message: Message) -> str:
 def tool_calls(message: Message) -> list[dict[str, Any]]:
     """The ``tool_calls`` of an assistant message (empty list when absent or malformed)."""
     calls = message.get("tool_calls")
+    if not calls:  # most rows: no list to filter
+        return []
     return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 
 
@@ -109,10 +111,11 @@ def clone_messages(messages: Iterable[Message]) -> list[Message]:
 
 
 def _clone(value: Any) -> Any:
+    # Leaves (strings, numbers) are shared without a call per value: most of a message's values are.
     if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
+        return {k: _clone(v) if isinstance(v, dict | list) else v for k, v in value.items()}
     if isinstance(value, list):
-        return [_clone(v) for v in value]
+        return [_clone(v) if isinstance(v, dict | list) else v for v in value]
     return value
 
 

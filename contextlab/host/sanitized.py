@@ -67,6 +67,8 @@ class IncrementalSanitizer:
         self._checkpoint_len: list[int] = []
         self._checkpoint_pending: list[tuple[Message | None, tuple[int, int]]] = []
         self._dirty_from: int | None = None
+        self._unstaged: list[int] = []  # rows whose rewrite is redone at the next fold, not per change
+        self._calls: list[list[str]] = []  # each row's call ids
         self._folded = 0  # rows the fold has processed
         self._stable = 0  # committed output rows unchanged since the last emit
         self._last_emit: list[Message] | None = None
@@ -81,6 +83,7 @@ class IncrementalSanitizer:
         self._checkpoint_len.append(0)
         self._checkpoint_pending.append((None, (0, 0)))
         answers, calls = row_call_ids(wire)
+        self._calls.append(calls)
         for call_id in answers:
             if call_id not in self._answered:
                 self._answered.add(call_id)
@@ -92,10 +95,12 @@ class IncrementalSanitizer:
         self._mark((k,))
 
     def _mark(self, rows: tuple[int, ...] | list[int]) -> None:
+        # The rewrite itself waits for the next fold: an assistant row's calls are usually answered
+        # by the rows fed right after it, so staging it now would build a stripped copy for nothing.
         for row in rows:
             if self._dirty_from is None or row < self._dirty_from:
                 self._dirty_from = row
-            self._restage(row)
+            self._unstaged.append(row)
 
     def _restage(self, k: int) -> None:
         wire = self._inputs[k]
@@ -107,7 +112,7 @@ class IncrementalSanitizer:
             if call_id and str(call_id) not in self._called:
                 self._waiting_call.setdefault(str(call_id), []).append(k)
             return
-        for call_id in row_call_ids(wire)[1]:
+        for call_id in self._calls[k]:
             if call_id not in self._answered:
                 self._waiting_answer.setdefault(call_id, []).append(k)
 
@@ -117,6 +122,10 @@ class IncrementalSanitizer:
         return self._exact.message(row), self._rough.message(row)
 
     def _refold(self) -> None:
+        if self._unstaged:
+            for k in set(self._unstaged):
+                self._restage(k)
+            self._unstaged = []
         start = self._dirty_from
         if start is None:
             return
