@@ -11,7 +11,9 @@ history drops (a compaction) takes its results with it (``docs/performance.md``)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, overload
 
 from contextlab.engine import Message
 from contextlab.host.memo import MessageMemo
@@ -20,6 +22,48 @@ from contextlab.messages import StructureTracker, clone_messages
 
 if TYPE_CHECKING:
     from contextlab.host.views import EngineViews
+
+
+class HistorySnapshot(Sequence[Message]):
+    """The history as it was when taken, without copying it: the history's list only grows between
+    replacements (a replacement starts a new list), so its first ``len`` rows never change."""
+
+    __slots__ = ("_n", "_rows")
+
+    def __init__(self, rows: list[Message], n: int) -> None:
+        self._rows = rows
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return self._rows[: self._n][index]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("history snapshot index out of range")
+        return self._rows[index]
+
+    def __iter__(self) -> Iterator[Message]:
+        return islice(self._rows, self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=False))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable rows: not hashable, like a list
+
+    def __repr__(self) -> str:
+        return f"HistorySnapshot({self[:]!r})"
 
 
 class WorkingHistory:
@@ -55,6 +99,10 @@ class WorkingHistory:
     def peek(self) -> list[Message]:
         """The rows, for a read that keeps no reference (does not make the next append copy the list)."""
         return self._rows
+
+    def snapshot(self) -> HistorySnapshot:
+        """The rows as they are now, in O(1) (later appends do not show in it, and are not copied)."""
+        return HistorySnapshot(self._rows, len(self._rows))
 
     @property
     def rows(self) -> list[Message]:

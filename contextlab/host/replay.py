@@ -486,7 +486,7 @@ class ReplayHost:
                 tools_tokens=tools_tokens,
                 fixed_overhead_tokens=self.settings.fixed_overhead_tokens,
                 prompt_tokens=prompt,
-                history=self.history,  # a snapshot: observers keep it
+                history=self.working.snapshot(),  # observers keep it: O(1), not a list copy
                 transcript_index=step.assistant_index,
                 prefix_messages=prefix_messages,
                 completion_tokens=completion,

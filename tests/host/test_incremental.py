@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
 from contextlab import HostSettings, replay
 from contextlab.engine import ContextEngine
 from contextlab.host.sanitized import IncrementalSanitizer
@@ -110,3 +112,22 @@ def test_a_mutating_engine_changes_its_requests_but_never_the_history() -> None:
     history = replay(_session(), _Keeper, settings)  # rows returned as handed: the plain request
     assert list(history.trace["prompt_tokens"]) == list(plain.trace["prompt_tokens"])
     assert list(history.trace["prefix_tokens"]) == list(plain.trace["prefix_tokens"])
+
+
+def test_history_snapshot_keeps_its_moment_without_copying() -> None:
+    from contextlab.host.history import WorkingHistory
+    from contextlab.host.memo import MessageMemo
+
+    history = WorkingHistory(MessageMemo(ExactCounter(), RoughCounter()), "sys")
+    history.append([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
+    snapshot = history.snapshot()
+    live = history.peek()
+    history.append([{"role": "user", "content": "c"}])
+    assert history.peek() is live  # extended in place: the snapshot did not make the append copy
+    assert len(snapshot) == 2 and [m["content"] for m in snapshot] == ["a", "b"]
+    assert snapshot[-1]["content"] == "b" and snapshot[:1] == [live[0]]
+    assert snapshot == live[:2] and snapshot != live
+    with pytest.raises(IndexError):
+        snapshot[2]
+    history.replace([])  # a replacement starts a new list: the snapshot still holds its rows
+    assert [m["content"] for m in snapshot] == ["a", "b"]
