@@ -84,7 +84,7 @@ def main() -> None:
                 "requests": len(result.trace),
                 "wall_s": round(wall, 1),
                 # what the run would take with its cores to itself (a loaded machine inflates wall_s)
-                "cpu_s": round(cpu, 1),
+                "cpu_s": round(cpu, 2),
                 "runs_per_s": round(runs / wall, 2),
                 "speedup_vs_1": round(baseline / wall, 2),
                 "peak_mb_per_worker": round(peak),
@@ -104,6 +104,14 @@ def main() -> None:
             f"cells on 1 worker: total {total:.1f} s, longest {longest:.1f} s; critical-path bound for "
             f"{args.workers} workers {bound:.1f} s, i.e. at most {total / bound:.2f}x; "
             f"pool overhead: {rows[-1]['cpu_s'] - rows[0]['cpu_s']:+.1f} CPU-s over 1 worker"
+        )
+        # On idle cores the pool takes at least its CPU time spread over the workers, and at least its
+        # longest cell (scaled from wall to CPU with the 1-worker run's own ratio).
+        cpu_1, cpu_n = rows[0]["cpu_s"], rows[-1]["cpu_s"]
+        longest_cpu = longest * cpu_1 / max(total, 1e-9)
+        print(
+            f"expected on {args.workers} idle cores (from CPU time, load-independent): "
+            f"{cpu_1 / max(cpu_n / args.workers, longest_cpu):.2f}x"
         )
     print(per_engine.to_string() if per_engine is not None else "")
     print(pd.DataFrame(rows).to_string(index=False))
