@@ -26,6 +26,7 @@ from typing import Any
 
 from contextlab import ExactCounter, HostSettings, Transcript, load_transcript, replay
 from contextlab.host.observers import RequestView
+from contextlab.messages import _canonical_arguments as canonical_arguments_memo
 from contextlab.messages import content_text, tool_call_arguments, tool_calls
 from contextlab.tokens import load_encoding
 
@@ -74,6 +75,7 @@ def measure(transcript: Transcript, repeat: int, encoding: str) -> dict[str, flo
     replays, baselines = [], []
     for _ in range(repeat):
         baselines.append(tokenize_distinct_once(transcript, encoding))
+        canonical_arguments_memo.cache_clear()
         started = time.perf_counter()
         # A window no request reaches: passthrough then never enters overflow recovery, so this
         # measures the steady per-request loop (assembly, counting, gates, trace row).
@@ -181,7 +183,8 @@ def encode_once_cpu(texts: set[str], encoding: str) -> float:
 
 
 def replay_cpu(transcript: Transcript, encoding: str, probes: bool) -> float:
-    """CPU seconds of one passthrough replay on a cold token memo."""
+    """CPU seconds of one passthrough replay on a cold token memo (and cold process-wide memos)."""
+    canonical_arguments_memo.cache_clear()  # an earlier replay in this process must not help this one
     started = time.process_time()
     replay(
         transcript,

@@ -7,6 +7,7 @@ them by content: a replay computes the wire form of each distinct message once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -336,13 +337,20 @@ def _canonical_call(call: dict[str, Any]) -> dict[str, Any]:
     args = fn.get("arguments")
     if not isinstance(args, str):
         return call
-    try:
-        canonical = json.dumps(json.loads(args), sort_keys=True, ensure_ascii=False)
-    except (ValueError, TypeError):
-        return call
-    if canonical == args:
+    canonical = _canonical_arguments(args)
+    if canonical is None or canonical == args:
         return call
     return {**call, "function": {**fn, "arguments": canonical}}
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_arguments(args: str) -> str | None:
+    """Sorted-key JSON of a call's argument string (None: not JSON). Cached: the same arguments recur
+    (the same file read, a repeated command) and a parse plus a dump costs more than the lookup."""
+    try:
+        return json.dumps(json.loads(args), sort_keys=True, ensure_ascii=False)
+    except (ValueError, TypeError):
+        return None
 
 
 def _strip_surrogates(text: str) -> str:
