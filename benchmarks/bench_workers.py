@@ -20,8 +20,8 @@ import time
 import pandas as pd
 
 from contextlab.bench import bench, collect_transcripts
-from contextlab.bench_config import default_config
-from contextlab.bench_run import observers_from, settings_from
+from contextlab.bench.config import default_config
+from contextlab.bench.run import observers_from, settings_from
 from contextlab.host.trace import TIMING_COLUMNS
 
 

@@ -1,13 +1,16 @@
-"""What the notebooks and the dashboard run on: example transcripts and a small teaching engine.
+"""Small things to learn and test with: a tool-loop conversation generator, a teaching engine, and
+the lookup of recorded example transcripts.
 
-Transcripts come from, in order: the project's own generated datasets (``<repo>/datasets``), then
-the real recorded transcripts in ``$CONTEXTLAB_TRANSCRIPTS`` or ``<repo>/../shared/transcripts``.
-When neither is there, :func:`example_transcripts` says so and how to point at them.
+:func:`tool_conversation` builds the smallest realistic agent session (user ask, tool call, tool
+result, reply per turn); :class:`RecentTurnsEngine` is the sliding-window engine the notebooks, the
+dashboard and the tests share. :func:`example_transcripts` reads recordings from a folder you name
+or ``$CONTEXTLAB_TRANSCRIPTS``; the library never guesses a workspace path.
 """
 
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -15,39 +18,92 @@ from contextlab.engine import ContextEngine, Message
 from contextlab.errors import ConfigError
 from contextlab.transcripts import Transcript, load_transcripts
 
-REPO = Path(__file__).resolve().parent.parent
 TAU_BENCH = Path("tau-bench-airline") / "gpt-4o-airline.json"
+FILLER_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
 
 
-def shared_transcripts_dir() -> Path | None:
-    """``$CONTEXTLAB_TRANSCRIPTS``, else ``<repo>/../shared/transcripts``, when it exists."""
-    configured = os.environ.get("CONTEXTLAB_TRANSCRIPTS")
-    candidates = [Path(configured)] if configured else []
-    candidates.append(REPO.parent / "shared" / "transcripts")
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
-    return None
+def tool_conversation(
+    turns: int,
+    tool_chars: int = 400,
+    *,
+    with_tools: bool = True,
+    system: str | None = "You are terse.",
+    seed: int | None = None,
+    name: str = "synthetic",
+) -> Transcript:
+    """A tool-loop session: per turn a user ask, a ``read_file`` call, its result and a reply.
+
+    Args:
+        turns: Number of user turns.
+        tool_chars: Rough size of each tool result in characters.
+        with_tools: False gives plain user/assistant turns.
+        system: The system prompt (None for none).
+        seed: None fills tool results with one repeated line (cheap to reason about in tests);
+            an integer fills them with seeded words, so transcripts with different seeds differ.
+        name: The transcript id.
+    """
+    rng = random.Random(seed)
+    messages: list[Message] = []
+    for turn in range(turns):
+        messages.append({"role": "user", "content": f"Turn {turn}: please check file_{turn}.py"})
+        if with_tools:
+            call_id = f"call_{turn:04d}"
+            arguments = f'{{"path": "file_{turn}.py"}}'
+            function = {"name": "read_file", "arguments": arguments}
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+                }
+            )
+            body = _filler(tool_chars, rng if seed is not None else None)
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": f"# file_{turn}.py\n{body}"})
+        messages.append({"role": "assistant", "content": f"File {turn} looks fine."})
+    return Transcript(name, messages, system_prompt=system)
 
 
-def example_transcripts(limit: int | None = None, *, longest: bool = True) -> list[Transcript]:
-    """Example conversations for notebooks: the tau-bench airline recordings when present.
+def _filler(chars: int, rng: random.Random | None) -> str:
+    if rng is None:
+        return "x = 1\n" * (chars // 6)
+    words: list[str] = []
+    size = 0
+    while size < chars:
+        words.append(rng.choice(FILLER_WORDS))
+        size += len(words[-1]) + 1
+    return " ".join(words)
+
+
+def shared_transcripts_dir(folder: Path | str | None = None) -> Path | None:
+    """The recordings folder: ``folder`` when given, else ``$CONTEXTLAB_TRANSCRIPTS``, when it exists."""
+    chosen = folder if folder is not None else os.environ.get("CONTEXTLAB_TRANSCRIPTS")
+    if chosen is None:
+        return None
+    path = Path(chosen)
+    return path if path.is_dir() else None
+
+
+def example_transcripts(
+    limit: int | None = None, *, longest: bool = True, folder: Path | str | None = None
+) -> list[Transcript]:
+    """Example conversations for notebooks: the tau-bench airline recordings.
 
     Args:
         limit: Return at most this many.
         longest: Order by number of requests, longest first (more room for compaction to show).
+        folder: The recordings folder (default ``$CONTEXTLAB_TRANSCRIPTS``).
 
     Raises:
         ConfigError: No example data was found (the message says where it was looked for).
     """
-    folder = shared_transcripts_dir()
-    if folder is None or not (folder / TAU_BENCH).is_file():
-        looked = os.environ.get("CONTEXTLAB_TRANSCRIPTS") or str(REPO.parent / "shared" / "transcripts")
+    found_folder = shared_transcripts_dir(folder)
+    if found_folder is None or not (found_folder / TAU_BENCH).is_file():
+        looked = folder if folder is not None else os.environ.get("CONTEXTLAB_TRANSCRIPTS", "$CONTEXTLAB_TRANSCRIPTS")
         raise ConfigError(
             f"no example transcripts: {looked}/{TAU_BENCH} not found; set CONTEXTLAB_TRANSCRIPTS to "
             "the folder holding tau-bench-airline/, or pass your own transcript files"
         )
-    found = load_transcripts(folder / TAU_BENCH)
+    found = load_transcripts(found_folder / TAU_BENCH)
     if longest:
         found = sorted(found, key=lambda t: -t.n_requests)  # stable: ties keep file order
     return found[:limit] if limit is not None else found

@@ -19,12 +19,14 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from contextlab import schema
 from contextlab.errors import ConfigError
+from contextlab.schema import Trigger
 
-RUN_KEYS: tuple[str, ...] = ("engine", "params")
+RUN_KEYS: tuple[str, ...] = schema.declared("trace", "engine", "params")
 """Columns that identify one line (one run) within a transcript."""
 
-MARKERS: dict[str, str] = {"manual": "*", "preflight": "v", "pre_api": "v", "post_tool": "v", "overflow": "X"}
+MARKERS: dict[Trigger, str] = {"manual": "*", "preflight": "v", "pre_api": "v", "post_tool": "v", "overflow": "X"}
 """Marker per compaction trigger; anything else (plugins' maintenance passes) gets ``"o"``."""
 
 
@@ -84,8 +86,9 @@ def _axes(ax: Axes | None, size: tuple[float, float] = (9.0, 4.5)) -> tuple[Figu
     return figure, figure.add_subplot()
 
 
-def _groups(frame: pd.DataFrame) -> list[tuple[tuple[str, str], pd.DataFrame]]:
-    """Runs in first-appearance order (so colours are stable from call to call)."""
+def run_groups(frame: pd.DataFrame) -> list[tuple[tuple[str, str], pd.DataFrame]]:
+    """``((engine, params), rows)`` per run in first-appearance order (so colours are stable from call
+    to call), each run's rows sorted by request."""
     keyed = frame.assign(_engine=frame["engine"].astype(str), _params=frame["params"].astype(str))
     order = list(dict.fromkeys(zip(keyed["_engine"], keyed["_params"], strict=True)))
     grouped = {k: g for k, g in keyed.groupby(["_engine", "_params"], sort=False)}
@@ -120,7 +123,7 @@ def effective_thresholds(trace: pd.DataFrame) -> dict[str, int]:
     """Label per run → its effective threshold in tokens (the last row's ``threshold_tokens``)."""
     require_columns(trace, [*RUN_KEYS, "request", "threshold_tokens"], "effective_thresholds: trace")
     labels = run_labels(trace)
-    return {labels[key]: int(run["threshold_tokens"].iloc[-1]) for key, run in _groups(trace)}
+    return {labels[key]: int(run["threshold_tokens"].iloc[-1]) for key, run in run_groups(trace)}
 
 
 def plot_prompt_tokens(
@@ -171,7 +174,7 @@ def plot_prompt_tokens(
     marks = _committed(compactions, name) if compactions is not None else None
     figure, ax = _axes(ax)
     labels = run_labels(rows)
-    for key, run in _groups(rows):
+    for key, run in run_groups(rows):
         x, y = run["request"].to_numpy(), run["prompt_tokens"].to_numpy()
         (line,) = ax.plot(x, y, label=labels[key], linewidth=1.6)
         color = line.get_color()
@@ -192,7 +195,7 @@ def plot_prompt_tokens(
                 ax.scatter(
                     at,
                     [by_request[r] for r in at],
-                    marker=MARKERS.get(str(trigger), "o"),
+                    marker=MARKERS.get(str(trigger), "o"),  # type: ignore[call-overload]
                     s=60,
                     color=color,
                     edgecolors="black",
@@ -218,7 +221,7 @@ def plot_prompt_tokens(
     ax.set_xlabel("request")
     ax.set_ylabel("prompt tokens (exact)")
     ax.set_title(title if title is not None else name)
-    runs = _groups(rows)
+    runs = run_groups(rows)
     use_log = wants_log([float(r["prompt_tokens"].max()) for _, r in runs]) if log is None else log
     if not use_log:
         ax.set_ylim(bottom=0)
@@ -271,7 +274,7 @@ def plot_cache_hit_rate(
     figure, ax = _axes(ax)
     labels = run_labels(rows)
     dips: list[tuple[CacheDip, str]] = []
-    for key, run in _groups(rows):
+    for key, run in run_groups(rows):
         prompt = run["prompt_tokens"].astype(float)
         rate = (run[column].astype(float) / prompt.where(prompt > 0)).fillna(0.0)
         # Dots help on short runs; on hundreds of requests they only hide the lines.
@@ -407,7 +410,7 @@ def plot_cumulative(
     rows, name = select_transcript(trace, transcript, what)
     figure, ax = _axes(ax)
     labels = run_labels(rows)
-    for key, run in _groups(rows):
+    for key, run in run_groups(rows):
         ax.plot(
             run["request"].to_numpy(),
             run[column].astype(float).fillna(0.0).cumsum().to_numpy(),
@@ -511,7 +514,7 @@ def plot_fact_retention(
         ax.text(0.5, 0.5, "no gold facts in this transcript", ha="center", va="center", transform=ax.transAxes)
         return figure
     labels = run_labels(rows)
-    for key, run in _groups(rows):
+    for key, run in run_groups(rows):
         ax.plot(run["request"].to_numpy(), run["fact_retention"].astype(float).to_numpy(), label=labels[key])
     ax.set_ylim(-0.02, 1.02)
     _finish_axes(ax, len(labels))
@@ -543,7 +546,7 @@ def plot_prompt_tokens_grid(
     what = "plot_prompt_tokens_grid: trace"
     require_columns(trace, ["transcript", *RUN_KEYS, "request", "prompt_tokens", "threshold_tokens"], what)
     rows, name = select_transcript(trace, transcript, what)
-    runs = _groups(rows)
+    runs = run_groups(rows)
     labels = run_labels(rows)
     cols = max(1, min(ncols, len(runs)))
     nrows = -(-len(runs) // cols)
@@ -630,11 +633,12 @@ def engine_table(summaries: pd.DataFrame, *, max_columns: int = 9) -> pd.DataFra
             continue
         values = pd.to_numeric(keyed[column], errors="coerce")
         out[header] = values.groupby(keyed["_run"], sort=False).agg(how)
-    for header in ("facts kept (final)", "cache hit", "prefix share"):
-        if header in out.columns:
-            out[header] = out[header].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-    if "cost $" in out.columns:
-        out["cost $"] = out["cost $"].map(lambda v: "" if pd.isna(v) else f"{v:,.4f}")
+    for column, header, _ in present:
+        unit = schema.unit_of(column)
+        if unit == "share" and header in out.columns:
+            out[header] = out[header].map(lambda v, c=column: schema.format_value(c, v))
+        elif unit == "usd" and header in out.columns:  # the header says dollars already
+            out[header] = out[header].map(lambda v: "" if pd.isna(v) else f"{v:,.4f}")
     return out.reset_index()
 
 

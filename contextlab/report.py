@@ -9,13 +9,13 @@ import base64
 import html
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
+from contextlab import schema
 from contextlab.errors import ConfigError
-from contextlab.host.trace import COMPACTION_COLUMNS, TIMING_COLUMNS, summarize
+from contextlab.host.trace import RUN_KEYS, TIMING_COLUMNS, summaries_from_frames
 from contextlab.measure.views import measure_sections
 from contextlab.plots import figure_png, plot_engine_comparison, require_columns
 from contextlab.report_figures import transcript_panel
@@ -67,25 +67,27 @@ def sibling_frames(trace_path: str | Path) -> dict[str, Path]:
 
 
 def summaries_from_trace(trace: pd.DataFrame, compactions: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One summary row per (transcript, engine, params) run, computed from the frames."""
-    require_columns(trace, ["transcript", "engine", "params"], "report: trace")
-    events = compactions if compactions is not None else pd.DataFrame(columns=COMPACTION_COLUMNS)
-    rows = []
-    keys = ["transcript", "engine", "params"]
-    for key, run in trace.groupby(keys, sort=False):
-        mask = pd.Series(True, index=events.index)
-        for column, value in zip(keys, key, strict=True):
-            mask &= events[column].astype(str) == str(value)
-        base = {**dict(zip(keys, key, strict=True)), "status": "ok", "error": None}
-        extra: dict[str, Any] = {}
-        # Same keys as the cache observer's summary, so both kinds of summary tables line up.
-        for column in ("cache_read_tokens", "cache_write_tokens"):
-            if column in run.columns:
-                extra[f"{column}_total"] = int(run[column].fillna(0).sum())
-        if "cost_usd" in run.columns and run["cost_usd"].notna().any():
-            extra["cost_usd"] = float(run["cost_usd"].fillna(0).sum())
-        rows.append(summarize(run.reset_index(drop=True), events[mask].reset_index(drop=True), base, extra))
-    return pd.DataFrame(rows)
+    """One summary row per (transcript, engine, params) run, computed from the frames the way the replay
+    computes it (:func:`contextlab.host.trace.summaries_from_frames`)."""
+    require_columns(trace, RUN_KEYS, "report: trace")
+    return summaries_from_frames(trace, compactions)
+
+
+ENGINE_TABLE_SUMS: tuple[str, ...] = schema.declared(
+    "summary",
+    "requests",
+    "compactions",
+    "prompt_tokens_total",
+    "prompt_tokens_max",
+    "prefix_tokens_total",
+    "cache_read_tokens_total",
+    "cost_usd",
+    "violations",
+    "overflows",
+    "invalid_results",
+    "fact_retention_final",
+)
+"""Summary columns the engine table totals (peak and retention are combined by max and mean)."""
 
 
 def engine_table(summaries: pd.DataFrame, by: Sequence[str] = ("engine", "params")) -> pd.DataFrame:
@@ -97,19 +99,7 @@ def engine_table(summaries: pd.DataFrame, by: Sequence[str] = ("engine", "params
     frame = summaries.copy()
     frame["_failed"] = frame["status"].astype(str) != "ok" if "status" in frame.columns else False
     aggregations: dict[str, tuple[str, str]] = {"runs": ("engine", "size"), "failed": ("_failed", "sum")}
-    for column in (
-        "requests",
-        "compactions",
-        "prompt_tokens_total",
-        "prompt_tokens_max",
-        "prefix_tokens_total",
-        "cache_read_tokens_total",
-        "cost_usd",
-        "violations",
-        "overflows",
-        "invalid_results",
-        "fact_retention_final",
-    ):
+    for column in ENGINE_TABLE_SUMS:
         if column in frame.columns:
             how = {"prompt_tokens_max": "max", "fact_retention_final": "mean"}.get(column, "sum")
             if how != "sum" or pd.api.types.is_numeric_dtype(frame[column]):
@@ -172,11 +162,9 @@ def _leaderboard_view(table: pd.DataFrame, extra: Sequence[str] = ()) -> pd.Data
     columns = [(c, label) for c, label in [("rank", "rank"), *LEADERBOARD_COLUMNS] if c in table.columns]
     columns += [(c, c) for c in extra if c in table.columns]
     view = table[[c for c, _ in columns]].copy()
-    for column in ("cache_hit_rate", "fact_retention_final"):
-        if column in view.columns:
-            view[column] = view[column].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-    if "cost_usd" in view.columns:
-        view["cost_usd"] = view["cost_usd"].map(lambda v: "" if pd.isna(v) else f"${v:,.4f}")
+    for column in view.columns:
+        if schema.unit_of(column) in ("share", "usd"):  # percentages and dollars; counts stay numbers
+            view[column] = view[column].map(lambda v, c=column: schema.format_value(c, v))
     return view.rename(columns=dict(columns))
 
 

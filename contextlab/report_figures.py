@@ -1,5 +1,5 @@
-"""The report's figures that ``contextlab.plots`` does not draw: prefix-break timeline and retention curves,
-plus the per-transcript panel that stacks every per-request view of one transcript.
+"""The report's figures that ``contextlab.plots`` does not draw: the prefix-break timeline, plus the
+per-transcript panel that stacks every per-request view of one transcript.
 
 Columns added by other observers (``fact_retention``, ``cost_usd``, cache columns) are read by name
 and their panels are left out when a trace does not have them.
@@ -11,27 +11,22 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from contextlab.plots import plot_cache_hit_rate, plot_cumulative, plot_prompt_tokens
-
-RUN_KEYS = ["engine", "params"]
-
-
-def _runs(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """(label, rows) per run, in first-seen order; the label drops params when only one set is present."""
-    keys = list(dict.fromkeys(zip(rows["engine"].astype(str), rows["params"].astype(str), strict=True)))
-    one_params = len({p for _, p in keys}) <= 1
-    out = []
-    for engine, params in keys:
-        run = rows[(rows["engine"].astype(str) == engine) & (rows["params"].astype(str) == params)]
-        out.append((engine if one_params else f"{engine} ({params})", run))
-    return out
+from contextlab.host.trace import prefix_broken
+from contextlab.plots import (
+    plot_cache_hit_rate,
+    plot_cumulative,
+    plot_fact_retention,
+    plot_prompt_tokens,
+    run_groups,
+    run_labels,
+)
 
 
 def prefix_breaks(run: pd.DataFrame) -> pd.DataFrame:
-    """The requests of one run whose prompt did not extend the previous one, with the tokens re-sent."""
-    previous_messages = run["n_messages"].shift(1)
+    """The requests of one run whose prompt did not extend the previous sent one (the breaks the
+    summary's ``prefix_breaks`` counts), with the tokens re-sent."""
+    broken = run[prefix_broken(run)].copy()
     previous_tokens = run["prompt_tokens"].shift(1)
-    broken = run[(run["prefix_messages"] < previous_messages)].copy()
     broken["tokens_lost"] = (previous_tokens.loc[broken.index] - broken["prefix_tokens"]).clip(lower=0)
     return broken
 
@@ -40,12 +35,16 @@ def plot_prefix_breaks(
     rows: pd.DataFrame, ax: Axes, title: str = "prefix breaks (marker area: tokens re-sent)"
 ) -> None:
     """One lane per run, a marker at each request whose prompt prefix broke, sized by the tokens lost."""
-    runs = _runs(rows)
-    biggest = max((float(prefix_breaks(run)["tokens_lost"].max() or 0) for _, run in runs), default=0.0) or 1.0
-    for lane, (label, run) in enumerate(runs):
-        broken = prefix_breaks(run)
+    labels = run_labels(rows)
+    runs = [(labels[key], run) for key, run in run_groups(rows)]
+    breaks = [prefix_breaks(run) for _, run in runs]
+    # A run without breaks has no maximum (NaN): it must not decide the scale of the others' markers.
+    biggest = max((float(b["tokens_lost"].max()) for b in breaks if len(b)), default=0.0) or 1.0
+    for lane, ((label, _), broken) in enumerate(zip(runs, breaks, strict=True)):
+        if not len(broken):
+            continue  # nothing to mark: the lane stays, bare
         sizes = 10 + 190 * broken["tokens_lost"].astype(float) / biggest
-        ax.scatter(broken["request"], [lane] * len(broken), s=sizes, alpha=0.6, label=label)
+        ax.scatter(broken["request"], [lane] * len(broken), s=sizes.to_numpy(), alpha=0.6, label=label)
     ax.set_yticks(range(len(runs)), [label for label, _ in runs], fontsize="small")
     ax.set_ylim(-0.7, len(runs) - 0.3)
     ax.set_xlabel("request")
@@ -53,22 +52,9 @@ def plot_prefix_breaks(
     ax.grid(axis="x", alpha=0.3)
 
 
-def plot_retention(
-    rows: pd.DataFrame, ax: Axes, title: str = "fact retention (planted facts still in the request)"
-) -> None:
-    """``fact_retention`` per request, one line per run."""
-    for label, run in _runs(rows):
-        ax.plot(run["request"], run["fact_retention"].astype(float), label=label)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("request")
-    ax.set_ylabel("share of facts seen so far")
-    ax.set_title(title)
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")
-
-
 def transcript_panel(trace: pd.DataFrame, compactions: pd.DataFrame | None, transcript: str) -> Figure:
     """Every per-request view of one transcript, stacked: tokens (thresholds, compactions), cache hit
-    rate, cumulative cost, prefix breaks, retention (the last two when the trace has their columns)."""
+    rate, cumulative cost, prefix breaks, retention (the last when the trace has its column)."""
     rows = trace[trace["transcript"].astype(str) == transcript]
     has_retention = "fact_retention" in rows.columns and rows["fact_retention"].notna().any()
     has_cost = "cost_usd" in rows.columns and rows["cost_usd"].notna().any()
@@ -86,6 +72,7 @@ def transcript_panel(trace: pd.DataFrame, compactions: pd.DataFrame | None, tran
     )
     plot_prefix_breaks(rows, axes[3])
     if has_retention:
-        plot_retention(rows, axes[4])
+        title = "fact retention (planted facts still in the request)"
+        plot_fact_retention(trace, transcript=transcript, ax=axes[4], title=title)
     figure.suptitle(transcript)
     return figure

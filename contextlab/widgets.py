@@ -22,6 +22,7 @@ import pandas as pd
 from IPython.display import HTML, Image, display
 from matplotlib.figure import Figure
 
+from contextlab import schema
 from contextlab.bench import BenchResult, bench, engine_label
 from contextlab.engines import EngineSpec, resolve_engine
 from contextlab.errors import ConfigError, ContextLabError
@@ -44,7 +45,8 @@ DEFAULT_PROVIDERS: tuple[str, ...] = (
 """Cache models offered by the provider picker (each has a price row), plus "none"."""
 
 NO_PROVIDER = "none"
-SUMMARY_COLUMNS: tuple[str, ...] = (
+SUMMARY_COLUMNS: tuple[str, ...] = schema.declared(
+    "summary",
     "engine",
     "status",
     "threshold_tokens",
@@ -342,10 +344,8 @@ def format_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Shares as percentages, money in dollars, counts with thousands separators (for display)."""
     out = table.copy()
     for column in out.columns:
-        if column in ("cache_hit_rate", "fact_retention_final", "prefix_share"):
-            out[column] = out[column].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-        elif column == "cost_usd":
-            out[column] = out[column].map(lambda v: "" if pd.isna(v) else f"${v:,.4f}")
+        if schema.unit_of(column) in ("share", "usd"):
+            out[column] = out[column].map(lambda v, c=column: schema.format_value(c, v))
         elif pd.api.types.is_integer_dtype(out[column]):
             out[column] = out[column].map(lambda v: f"{v:,}")
     return out.rename(columns=lambda c: c.replace("_", " "))

@@ -23,12 +23,14 @@
 #
 # **How long:** about 1 minute on two cores (eight engines x eight conversations).
 #
-# Data: the real recordings in `../shared/transcripts` (or `$CONTEXTLAB_TRANSCRIPTS`) when they are
-# there: the four longest tau-bench airline conversations and the four largest mini-swe-agent
-# trajectories. Without them it falls back to the bundled generated datasets, so it runs anywhere.
+# Data: the real recordings in `$CONTEXTLAB_TRANSCRIPTS` (else `shared/transcripts` beside this
+# repository's checkout) when they are there: the four longest tau-bench airline conversations and
+# the four largest mini-swe-agent trajectories. Without them it falls back to the bundled generated
+# datasets, so it runs anywhere.
 
 # %%
 # %matplotlib inline
+import os
 from pathlib import Path
 from statistics import median
 
@@ -47,7 +49,8 @@ def real_transcripts(folder: Path) -> list[contextlab.Transcript]:
     return tau + [contextlab.load_transcript(p) for p in trajectories[:4]]
 
 
-folder = shared_transcripts_dir()
+# This notebook's own guess (the library never guesses a folder): notebooks/ -> repo -> its parent.
+folder = shared_transcripts_dir(os.environ.get("CONTEXTLAB_TRANSCRIPTS", "../../shared/transcripts"))
 if folder is not None:
     transcripts, source = real_transcripts(folder), f"real recordings in {folder}"
 else:

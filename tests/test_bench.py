@@ -9,10 +9,11 @@ import pytest
 
 from contextlab import ConfigError
 from contextlab.bench import bench, expand_grid
+from contextlab.examples import RecentTurnsEngine, tool_conversation
 from contextlab.host.trace import TIMING_COLUMNS
 from contextlab.tokens import ExactCounter
 from tests.bench_engines import ExitOnSessionEngine, SleepForeverEngine
-from tests.synthetic import BrokenInitEngine, DyingEngine, ExplodingEngine, SlidingWindowEngine, make_transcript
+from tests.synthetic import BrokenInitEngine, DyingEngine, ExplodingEngine
 
 GRID = {"threshold_percent": [0.5, 0.75], "context_length": [3000, 6000]}
 
@@ -23,21 +24,21 @@ def _untimed(frame: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def transcripts():
-    return [make_transcript(name="t0"), make_transcript(turns=6, seed=3, name="t1")]
+    return [tool_conversation(8, 1_800, seed=0, name="t0"), tool_conversation(6, 1_800, seed=3, name="t1")]
 
 
 def test_product_in_fixed_order(transcripts) -> None:
-    result = bench(transcripts, ["passthrough", SlidingWindowEngine], GRID, progress=False)
+    result = bench(transcripts, ["passthrough", RecentTurnsEngine], GRID, progress=False)
     summaries = result.summaries
     assert len(summaries) == 2 * 2 * 4
     assert summaries["transcript"].tolist() == ["t0"] * 8 + ["t1"] * 8
-    assert summaries["engine"].tolist()[:8] == ["passthrough"] * 4 + ["sliding_window"] * 4
+    assert summaries["engine"].tolist()[:8] == ["passthrough"] * 4 + ["recent_turns"] * 4
     assert summaries["threshold_percent"].tolist()[:4] == [0.5, 0.5, 0.75, 0.75]
     assert summaries["context_length"].tolist()[:4] == [3000, 6000, 3000, 6000]
     assert summaries["params"].tolist()[:2] == ["ctx=3000,pct=0.5", "ctx=6000,pct=0.5"]
     assert (summaries["status"] == "ok").all()
     # the grid really reached the host: threshold tokens follow window x percent
-    sliding = summaries[summaries["engine"] == "sliding_window"]
+    sliding = summaries[summaries["engine"] == "recent_turns"]
     assert sliding["threshold_tokens"].tolist()[:4] == [1500, 3000, 2250, 4500]
     assert sliding["compactions"].iloc[0] > sliding["compactions"].iloc[3]
     # trace rows are grouped by run, in job order
@@ -46,7 +47,7 @@ def test_product_in_fixed_order(transcripts) -> None:
 
 
 def test_two_workers_give_the_same_frames(transcripts) -> None:
-    engines = ["passthrough", SlidingWindowEngine, ExplodingEngine]
+    engines = ["passthrough", RecentTurnsEngine, ExplodingEngine]
     one = bench(transcripts, engines, GRID, workers=1, progress=False)
     two = bench(transcripts, engines, GRID, workers=2, progress=False)
     pd.testing.assert_frame_equal(_untimed(one.trace), _untimed(two.trace))
@@ -79,7 +80,7 @@ def test_a_dead_worker_fails_only_its_run(transcripts) -> None:
     assert result.summaries["engine"].tolist() == ["DyingEngine", "passthrough"]
 
 
-SIX = [make_transcript(turns=3, tool_words=40, seed=i, name=f"t{i}") for i in range(6)]
+SIX = [tool_conversation(3, 240, seed=i, name=f"t{i}") for i in range(6)]
 
 
 @pytest.mark.parametrize("delay_s", [0.0, 0.5])
@@ -105,14 +106,14 @@ def test_a_run_that_never_returns_is_stopped_by_the_timeout(transcripts) -> None
 
 
 def test_engines_from_a_notebook_cell_run_in_workers(transcripts) -> None:
-    class InNotebook(SlidingWindowEngine):  # what a class from a notebook cell looks like
+    class InNotebook(RecentTurnsEngine):  # what a class from a notebook cell looks like
         @property
         def name(self) -> str:
             return "in_notebook"
 
     InNotebook.__module__, InNotebook.__qualname__ = "__main__", "InNotebook"
-    one = bench(transcripts, [InNotebook], {"keep": [2, 4]}, workers=1, progress=False)
-    two = bench(transcripts, [InNotebook], {"keep": [2, 4]}, workers=2, progress=False)
+    one = bench(transcripts, [InNotebook], {"keep_turns": [2, 4]}, workers=1, progress=False)
+    two = bench(transcripts, [InNotebook], {"keep_turns": [2, 4]}, workers=2, progress=False)
     assert (two.summaries["status"] == "ok").all() and set(two.summaries["engine"]) == {"in_notebook"}
     pd.testing.assert_frame_equal(_untimed(one.summaries), _untimed(two.summaries))
 
@@ -120,40 +121,41 @@ def test_engines_from_a_notebook_cell_run_in_workers(transcripts) -> None:
 def test_engine_parameters_in_the_grid(transcripts) -> None:
     result = bench(
         transcripts[:1],
-        [SlidingWindowEngine, "passthrough"],
-        {"SlidingWindowEngine.keep": [2, 8]},
+        [RecentTurnsEngine, "passthrough"],
+        {"RecentTurnsEngine.keep_turns": [2, 8]},
         params={"threshold_percent": 0.5},
         settings=None,
         progress=False,
     )
     assert (result.summaries["status"] == "ok").all()
     assert result.summaries["params"].tolist() == [
-        "ctx=200000,keep=2,threshold_percent=0.5",
-        "ctx=200000,keep=8,threshold_percent=0.5",
+        "ctx=200000,keep_turns=2,threshold_percent=0.5",
+        "ctx=200000,keep_turns=8,threshold_percent=0.5",
         "ctx=200000,threshold_percent=0.5",
     ]
 
 
 def test_grid_keys_are_checked_before_anything_runs(transcripts) -> None:
-    # passthrough does not take ``keep``: an error up front naming the engine, not a table of failed runs
+    # passthrough does not take ``keep_turns``: an error up front naming the engine, not a table of failed runs
     with pytest.raises(
         ConfigError,
-        match=r"--grid keep: engine 'passthrough' takes no parameter 'keep'.*e\.g\. SlidingWindowEngine\.keep",
+        match=r"--grid keep_turns: engine 'passthrough' takes no parameter 'keep_turns'"
+        r".*e\.g\. RecentTurnsEngine\.keep_turns",
     ):
-        bench(transcripts, [SlidingWindowEngine, "passthrough"], {"keep": [2, 8]}, progress=False)
+        bench(transcripts, [RecentTurnsEngine, "passthrough"], {"keep_turns": [2, 8]}, progress=False)
     with pytest.raises(ConfigError, match=r"takes no parameter 'threshold_percen'; did you mean 'threshold_percent'\?"):
         bench(transcripts, ["passthrough"], {"threshold_percen": [0.5]}, progress=False)
     with pytest.raises(ConfigError, match=r"no engine named 'compresor' in this sweep; did you mean 'compressor'\?"):
         bench(transcripts, ["compressor"], {"compresor.threshold_percent": [0.5]}, progress=False)
-    with pytest.raises(ConfigError, match=r"--param keep: engine 'passthrough' takes no parameter 'keep'"):
-        bench(transcripts, ["passthrough"], params={"keep": 2}, progress=False)
+    with pytest.raises(ConfigError, match=r"--param keep_turns: engine 'passthrough' takes no parameter 'keep_turns'"):
+        bench(transcripts, ["passthrough"], params={"keep_turns": 2}, progress=False)
 
 
 def test_scoped_grid_applies_to_one_engine(transcripts) -> None:
-    grid = {"context_length": [3000], "sliding_window.keep": [2, 8]}
-    result = bench(transcripts[:1], [SlidingWindowEngine, "passthrough"], grid, progress=False)
-    assert result.summaries["engine"].tolist() == ["sliding_window", "sliding_window", "passthrough"]
-    assert result.summaries["params"].tolist() == ["ctx=3000,keep=2", "ctx=3000,keep=8", "ctx=3000"]
+    grid = {"context_length": [3000], "recent_turns.keep_turns": [2, 8]}
+    result = bench(transcripts[:1], [RecentTurnsEngine, "passthrough"], grid, progress=False)
+    assert result.summaries["engine"].tolist() == ["recent_turns", "recent_turns", "passthrough"]
+    assert result.summaries["params"].tolist() == ["ctx=3000,keep_turns=2", "ctx=3000,keep_turns=8", "ctx=3000"]
 
 
 def test_one_memo_reused_across_runs(transcripts) -> None:
@@ -180,7 +182,7 @@ def test_progress_bar_respects_tqdm_disable(transcripts, monkeypatch, capsys) ->
 def test_write_round_trip(transcripts, tmp_path, fmt) -> None:
     result = bench(
         transcripts[:1],
-        [SlidingWindowEngine, ExplodingEngine],
+        [RecentTurnsEngine, ExplodingEngine],
         {"threshold_percent": [0.5]},
         settings=None,
         progress=False,
@@ -216,7 +218,7 @@ def test_real_transcripts(shared_transcripts) -> None:
 
 
 def test_resume_skips_finished_cells_and_survives_an_interrupt(transcripts, tmp_path, monkeypatch) -> None:
-    import contextlab.bench_cells as cells
+    import contextlab.bench.cells as cells
 
     real = cells.run_cell
     calls: list[int] = []
@@ -229,14 +231,14 @@ def test_resume_skips_finished_cells_and_survives_an_interrupt(transcripts, tmp_
 
     monkeypatch.setattr("contextlab.bench.run_cell", interrupted_after_two)
     with pytest.raises(KeyboardInterrupt):
-        bench(transcripts, ["passthrough", SlidingWindowEngine], {"threshold_percent": [0.5]}, out=tmp_path)
+        bench(transcripts, ["passthrough", RecentTurnsEngine], {"threshold_percent": [0.5]}, out=tmp_path)
     stored = sorted((tmp_path / "cells").iterdir())
     assert len(stored) == 2 and not [p for p in stored if p.name.endswith(".tmp")]
     monkeypatch.setattr("contextlab.bench.run_cell", real)
     resumed = bench(
-        transcripts, ["passthrough", SlidingWindowEngine], {"threshold_percent": [0.5]}, out=tmp_path, progress=False
+        transcripts, ["passthrough", RecentTurnsEngine], {"threshold_percent": [0.5]}, out=tmp_path, progress=False
     )
-    fresh = bench(transcripts, ["passthrough", SlidingWindowEngine], {"threshold_percent": [0.5]}, progress=False)
+    fresh = bench(transcripts, ["passthrough", RecentTurnsEngine], {"threshold_percent": [0.5]}, progress=False)
     assert resumed.reused == 2 and fresh.reused == 0
     pd.testing.assert_frame_equal(_untimed(resumed.trace), _untimed(fresh.trace))
     pd.testing.assert_frame_equal(_untimed(resumed.summaries), _untimed(fresh.summaries))

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from contextlab.bench import bench
-from contextlab.bench_config import KEYS, config_from_mapping, default_config
+from contextlab.bench.config import KEYS, config_from_mapping, default_config
 from contextlab.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 from contextlab.bench import bench
+from contextlab.examples import RecentTurnsEngine, tool_conversation
 from contextlab.host.trace import TIMING_COLUMNS
-from tests.synthetic import DyingEngine, SlidingWindowEngine, make_transcript
+from tests.synthetic import DyingEngine
 
 distributed = pytest.importorskip("distributed")
 
@@ -17,8 +18,8 @@ def _untimed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_dask_local_cluster_matches_one_worker() -> None:
-    transcripts = [make_transcript(name="t0"), make_transcript(turns=6, seed=3, name="t1")]
-    engines = ["passthrough", SlidingWindowEngine]
+    transcripts = [tool_conversation(8, 1_800, seed=0, name="t0"), tool_conversation(6, 1_800, seed=3, name="t1")]
+    engines = ["passthrough", RecentTurnsEngine]
     grid = {"threshold_percent": [0.5, 0.75], "context_length": [3000, 6000]}
     one = bench(transcripts, engines, grid, workers=1, progress=False)
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
@@ -36,7 +37,11 @@ def test_dask_local_cluster_matches_one_worker() -> None:
 
 def test_dask_worker_death_fails_only_its_run() -> None:
     result = bench(
-        [make_transcript(name="t0")], [DyingEngine, "passthrough"], executor="dask", workers=2, progress=False
+        [tool_conversation(8, 1_800, seed=0, name="t0")],
+        [DyingEngine, "passthrough"],
+        executor="dask",
+        workers=2,
+        progress=False,
     )
     assert result.summaries["status"].tolist() == ["crashed", "ok"]
     assert "dask worker failed" in result.summaries["error"].iloc[0]

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from contextlab.cli import main
+from contextlab.examples import tool_conversation
 from contextlab.transcripts import save_transcript
-from tests.toy_engines import conversation
 
 SUMMARY_KEYS = {
     "requests",
@@ -31,7 +31,7 @@ SUMMARY_KEYS = {
 @pytest.fixture()
 def transcript_file(tmp_path: Path) -> Path:
     path = tmp_path / "synthetic.jsonl"
-    save_transcript(conversation(4), path)
+    save_transcript(tool_conversation(4), path)
     return path
 
 

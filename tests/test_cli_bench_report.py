@@ -10,14 +10,14 @@ import yaml
 
 from contextlab.cli import main
 from contextlab.cli.bench import parse_grid
+from contextlab.examples import tool_conversation
 from contextlab.transcripts import save_transcript
-from tests.synthetic import make_transcript
 
 
 @pytest.fixture()
 def transcript_file(tmp_path):
     path = tmp_path / "conv.jsonl"
-    save_transcript(make_transcript(), path)
+    save_transcript(tool_conversation(8, 1_800, seed=0), path)
     return path
 
 
@@ -49,7 +49,7 @@ def test_bench_then_report(transcript_file, tmp_path, capsys, monkeypatch) -> No
 
 def test_bench_prints_percent_and_dollars_per_engine_or_transcript(tmp_path, capsys) -> None:
     for seed in (1, 2):
-        save_transcript(make_transcript(seed=seed, name=f"conv{seed}"), tmp_path / f"c{seed}.jsonl")
+        save_transcript(tool_conversation(8, 1_800, seed=seed, name=f"conv{seed}"), tmp_path / f"c{seed}.jsonl")
     base = [
         "bench",
         str(tmp_path),
@@ -138,7 +138,10 @@ def test_bench_all_ok_parquet_two_workers(transcript_file, tmp_path, capsys) -> 
         (["bench", "{path}", "--workers", "0"], "--workers must be >= 1"),
         (["bench", "{missing}"], "missing.jsonl"),
         (["bench", "{path}", "--engine", "compresor"], "unknown engine 'compresor'; did you mean 'compressor'?"),
-        (["bench", "{path}", "--grid", "keep=1,2"], "--grid keep: engine 'passthrough' takes no parameter 'keep'"),
+        (
+            ["bench", "{path}", "--grid", "keep_turns=1,2"],
+            "--grid keep_turns: engine 'passthrough' takes no parameter 'keep_turns'",
+        ),
         (["bench", "{path}", "--grid", "threshold_percen=0.5"], "did you mean 'threshold_percent'?"),
         (["bench", "{path}", "--engine", "compressor", "--grid", "compresor.threshold_percent=0.5"], "did you mean"),
         (["report", "{missing}"], "no such file"),
@@ -153,9 +156,9 @@ def test_errors_are_one_line(transcript_file, tmp_path, capsys, argv, message) -
 
 
 def test_parse_grid_values() -> None:
-    assert parse_grid(["threshold-percent=0.5,0.75", "keep=4,8", "mode=a,b", "compressor.tail-mode=lean"]) == {
+    assert parse_grid(["threshold-percent=0.5,0.75", "keep_turns=4,8", "mode=a,b", "compressor.tail-mode=lean"]) == {
         "threshold_percent": [0.5, 0.75],
         "compressor.tail_mode": ["lean"],
-        "keep": [4, 8],
+        "keep_turns": [4, 8],
         "mode": ["a", "b"],
     }

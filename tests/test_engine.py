@@ -99,7 +99,7 @@ def test_compress_returns_valid_messages(guide_plugin: Any) -> None:
 
 
 def test_guide_plugin_replays_and_exposes_its_tools(guide_plugin: Any) -> None:
-    from tests.toy_engines import conversation
+    from contextlab.examples import tool_conversation
 
     class Ctx:
         engine: Any = None
@@ -109,12 +109,12 @@ def test_guide_plugin_replays_and_exposes_its_tools(guide_plugin: Any) -> None:
 
     ctx = Ctx()
     guide_plugin.register(ctx)
-    result = contextlab.replay(conversation(3), ctx.engine)
+    result = contextlab.replay(tool_conversation(3), ctx.engine)
     assert result.status == "ok"
     assert json.loads(ctx.engine.handle_tool_call("lcm_grep", {"query": "x"})) == {"results": ["x"]}
     assert "error" in json.loads(ctx.engine.handle_tool_call("nope", {}))
     # The engine's tool schema is sent with every request (it costs prompt tokens).
-    without = contextlab.replay(conversation(3), "passthrough")
+    without = contextlab.replay(tool_conversation(3), "passthrough")
     assert (result.trace["prompt_tokens"] > without.trace["prompt_tokens"]).all()
 
 

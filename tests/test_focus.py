@@ -6,10 +6,10 @@ import pytest
 
 import contextlab
 from contextlab import ConfigError
+from contextlab.examples import RecentTurnsEngine, tool_conversation
 from contextlab.focus import compress_preview, history_before_turn, suggest_focus_topics
 from contextlab.host.settings import HostSettings
 from contextlab.transcripts import Transcript
-from tests.synthetic import SlidingWindowEngine, make_transcript
 
 
 def test_suggestions_are_names_the_conversation_repeats() -> None:
@@ -36,7 +36,7 @@ def test_suggestions_on_a_bundled_dataset_are_stable() -> None:
 
 
 def test_history_before_turn_and_bad_turns() -> None:
-    transcript = make_transcript(turns=4)
+    transcript = tool_conversation(4, 1_800, seed=0)
     assert history_before_turn(transcript, 0) == []
     second = history_before_turn(transcript, 2)
     assert second and second[-1]["role"] in ("assistant", "tool")
@@ -46,14 +46,14 @@ def test_history_before_turn_and_bad_turns() -> None:
 
 
 def test_preview_shows_kept_dropped_and_added() -> None:
-    transcript = make_transcript(turns=8)
+    transcript = tool_conversation(8, 1_800, seed=0)
     preview = compress_preview(
         transcript,
-        SlidingWindowEngine,
+        RecentTurnsEngine,
         HostSettings(context_length=4000, threshold_percent=0.5),
         turn=6,
         focus="record 2",
-        params={"keep": 4},
+        params={"keep_turns": 4},
     )
     history = history_before_turn(transcript, 6)
     kept, dropped = preview.of("kept"), preview.of("dropped")
@@ -61,11 +61,11 @@ def test_preview_shows_kept_dropped_and_added() -> None:
     assert dropped and kept
     assert preview.tokens_after < preview.tokens_before
     assert {r.index for r in kept} | {r.index for r in dropped} == set(range(len(history)))
-    assert preview.engine == "sliding_window" and preview.focus == "record 2" and preview.note == ""
+    assert preview.engine == "recent_turns" and preview.focus == "record 2" and preview.note == ""
 
 
 def test_preview_of_an_engine_that_does_nothing() -> None:
-    transcript = make_transcript(turns=3)
+    transcript = tool_conversation(3, 1_800, seed=0)
     preview = compress_preview(transcript, "passthrough", turn=2, focus="")
     assert preview.of("dropped") == [] and preview.of("added") == []
     assert preview.note == "the engine changed nothing"

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from contextlab import ConfigError
 from contextlab.bench import bench
+from contextlab.examples import RecentTurnsEngine, tool_conversation
 from contextlab.host.settings import HostSettings
 from contextlab.plots import (
     figure_png,
@@ -19,13 +20,14 @@ from contextlab.plots import (
     plot_engine_comparison,
     plot_prompt_tokens,
 )
-from tests.synthetic import SlidingWindowEngine, make_transcript
 
 
 @pytest.fixture(scope="module")
 def sweep():
     settings = HostSettings(context_length=4000, threshold_percent=0.5)
-    return bench([make_transcript()], ["passthrough", SlidingWindowEngine], settings=settings, progress=False)
+    return bench(
+        [tool_conversation(8, 1_800, seed=0)], ["passthrough", RecentTurnsEngine], settings=settings, progress=False
+    )
 
 
 def _lines(figure: Figure) -> dict[str, np.ndarray]:
@@ -37,14 +39,14 @@ def test_prompt_tokens_one_line_per_engine_with_data(sweep) -> None:
     figure = plot_prompt_tokens(sweep.trace, sweep.compactions)
     assert isinstance(figure, Figure)
     lines = _lines(figure)
-    for engine in ("passthrough", "sliding_window"):
+    for engine in ("passthrough", "recent_turns"):
         expected = sweep.trace.loc[sweep.trace["engine"] == engine, "prompt_tokens"].to_numpy()
         assert np.array_equal(lines[engine], expected)
     ax = figure.axes[0]
     assert ax.get_ylabel() == "prompt tokens (exact)"
     assert ax.get_title() == "synthetic"
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert {"passthrough", "sliding_window", "compaction"} <= set(legend)
+    assert {"passthrough", "recent_turns", "compaction"} <= set(legend)
     # threshold lines carry the trace's threshold_tokens; the window is a horizontal line at 4000
     dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--" and len(line.get_ydata())]
     assert {float(v) for line in dashed for v in line.get_ydata()} == {2000.0}
@@ -91,8 +93,8 @@ def test_cache_rate_uses_prefix_then_cache_columns(sweep) -> None:
 def test_cumulative_prompt_tokens_or_cost(sweep) -> None:
     trace = sweep.trace
     figure = plot_cumulative(trace)
-    ys = _lines(figure)["sliding_window"]
-    assert ys[-1] == trace.loc[trace["engine"] == "sliding_window", "prompt_tokens"].sum()
+    ys = _lines(figure)["recent_turns"]
+    assert ys[-1] == trace.loc[trace["engine"] == "recent_turns", "prompt_tokens"].sum()
     priced = trace.assign(cost_usd=0.001)
     figure = plot_cumulative(priced)
     assert figure.axes[0].get_ylabel() == "cumulative cost (USD)"
@@ -120,7 +122,7 @@ def test_engine_comparison_bars_and_failed_hatching(sweep) -> None:
     ax = figure.axes[0]
     heights = [bar.get_height() for bar in ax.patches]
     assert heights[:2] == sweep.summaries["prompt_tokens_total"].tolist()
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["passthrough", "sliding_window", "broken"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["passthrough", "recent_turns", "broken"]
     assert ax.patches[2].get_hatch() == "//" and ax.patches[0].get_hatch() is None
 
 
@@ -139,7 +141,11 @@ def test_missing_column_is_named(sweep, call, column) -> None:
 
 
 def test_several_transcripts_need_a_choice() -> None:
-    result = bench([make_transcript(name="a"), make_transcript(name="b", seed=1)], ["passthrough"], progress=False)
+    result = bench(
+        [tool_conversation(8, 1_800, seed=0, name="a"), tool_conversation(8, 1_800, seed=1, name="b")],
+        ["passthrough"],
+        progress=False,
+    )
     with pytest.raises(ConfigError, match="2 transcripts"):
         plot_prompt_tokens(result.trace)
     assert plot_prompt_tokens(result.trace, transcript="b").axes[0].get_title() == "b"
@@ -157,8 +163,8 @@ def test_threshold_lines_carry_the_effective_threshold_in_the_legend(sweep) -> N
     from contextlab.plots import effective_thresholds
 
     legend = [t.get_text() for t in plot_prompt_tokens(sweep.trace).axes[0].get_legend().get_texts()]
-    assert "sliding_window threshold 2,000" in legend
-    assert effective_thresholds(sweep.trace) == {"passthrough": 2000, "sliding_window": 2000}
+    assert "recent_turns threshold 2,000" in legend
+    assert effective_thresholds(sweep.trace) == {"passthrough": 2000, "recent_turns": 2000}
 
 
 def test_request_ticks_are_integers(sweep) -> None:
@@ -225,8 +231,8 @@ def test_small_multiples_one_panel_per_run(sweep) -> None:
 
     figure = plot_prompt_tokens_grid(sweep.trace, sweep.compactions, ncols=1)
     visible = [ax for ax in figure.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in visible] == ["passthrough\nthreshold 2,000", "sliding_window\nthreshold 2,000"]
-    for ax, engine in zip(visible, ("passthrough", "sliding_window"), strict=True):
+    assert [ax.get_title() for ax in visible] == ["passthrough\nthreshold 2,000", "recent_turns\nthreshold 2,000"]
+    for ax, engine in zip(visible, ("passthrough", "recent_turns"), strict=True):
         expected = sweep.trace.loc[sweep.trace["engine"] == engine, "prompt_tokens"].to_numpy()
         assert np.array_equal(np.asarray(ax.get_lines()[0].get_ydata()), expected)
 
@@ -286,7 +292,7 @@ def test_engine_table_most_important_columns_first(sweep) -> None:
         "overflows",
         "violations",
     ]
-    assert table["engine"].tolist() == ["passthrough", "sliding_window"]
+    assert table["engine"].tolist() == ["passthrough", "recent_turns"]
     totals = sweep.summaries.set_index("engine")["prompt_tokens_total"]
     assert table.set_index("engine")["prompt tokens"].to_dict() == totals.to_dict()
     assert engine_table(sweep.summaries, max_columns=3).columns.tolist() == [

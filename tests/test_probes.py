@@ -6,13 +6,14 @@ import math
 from typing import Any
 
 from contextlab import replay
+from contextlab.examples import tool_conversation
 from contextlab.probes import RetentionProbe, message_payload
 from contextlab.transcripts import GoldFact
-from tests.toy_engines import KeepLastEngine, conversation
+from tests.toy_engines import KeepLastEngine
 
 
 def with_facts() -> Any:
-    t = conversation(6)
+    t = tool_conversation(6)
     # Plant one fact in a user message (turn 0), one in a tool result (turn 1), one in tool-call
     # arguments (turn 2), and one that only appears near the end.
     t.messages[0]["content"] += " The deploy key is KEY-7781."
@@ -48,7 +49,7 @@ def test_a_truncating_engine_loses_old_facts() -> None:
 
 
 def test_no_facts_no_columns_and_probes_can_be_turned_off() -> None:
-    plain = replay(conversation(2), "passthrough")
+    plain = replay(tool_conversation(2), "passthrough")
     assert "facts_in_context" not in plain.trace.columns
     off = replay(with_facts(), "passthrough", probes=False)
     assert "facts_in_context" not in off.trace.columns

@@ -9,6 +9,7 @@ import pytest
 
 from contextlab import ConfigError
 from contextlab.bench import bench
+from contextlab.examples import RecentTurnsEngine, tool_conversation
 from contextlab.host.settings import HostSettings
 from contextlab.report import (
     build_report,
@@ -18,14 +19,14 @@ from contextlab.report import (
     summaries_from_trace,
     write_report,
 )
-from tests.synthetic import ExplodingEngine, SlidingWindowEngine, make_transcript
+from tests.synthetic import ExplodingEngine
 
 
 @pytest.fixture(scope="module")
 def sweep():
     return bench(
-        [make_transcript(name="t<0>"), make_transcript(seed=2, name="t1")],
-        ["passthrough", SlidingWindowEngine, ExplodingEngine],
+        [tool_conversation(8, 1_800, seed=0, name="t<0>"), tool_conversation(8, 1_800, seed=2, name="t1")],
+        ["passthrough", RecentTurnsEngine, ExplodingEngine],
         settings=HostSettings(context_length=4000, threshold_percent=0.5),
         progress=False,
     )
@@ -40,7 +41,7 @@ def test_report_is_self_contained_and_complete(sweep) -> None:
     assert all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
     assert "<h3>t&lt;0&gt;</h3>" in text  # transcript ids are escaped
     assert "Failed runs" in text and "boom in should_compress" in text
-    peak = int(sweep.summaries.loc[sweep.summaries["engine"] == "sliding_window", "prompt_tokens_max"].max())
+    peak = int(sweep.summaries.loc[sweep.summaries["engine"] == "recent_turns", "prompt_tokens_max"].max())
     assert f"{peak:,}" in text and text.index("Leaderboard") < text.index("Per transcript")
     assert "Flagged, not ranked" in text  # the exploding engine's failed runs are not ranked
 
@@ -89,8 +90,8 @@ def test_cache_columns_give_hit_rate_and_cost(tmp_path) -> None:
     from contextlab import CacheObserver
 
     result = bench(
-        [make_transcript()],
-        ["passthrough", SlidingWindowEngine],
+        [tool_conversation(8, 1_800, seed=0)],
+        ["passthrough", RecentTurnsEngine],
         settings=HostSettings(context_length=4000, threshold_percent=0.5),
         observers=[CacheObserver(["anthropic:claude-sonnet-5-5"])],
         progress=False,

@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from contextlab import ConfigError
+from contextlab.examples import RecentTurnsEngine, tool_conversation
 from contextlab.widgets import Dashboard
-from tests.synthetic import SlidingWindowEngine, make_transcript
 
 
 @pytest.fixture()
 def dashboard() -> Dashboard:
-    transcripts = [make_transcript(name="long", turns=10), make_transcript(name="short", turns=3, seed=4)]
+    transcripts = [tool_conversation(10, 1_800, seed=0, name="long"), tool_conversation(3, 1_800, seed=4, name="short")]
     return Dashboard(
         transcripts,
-        ["passthrough", SlidingWindowEngine],
+        ["passthrough", RecentTurnsEngine],
         context_lengths=(4000, 8000),
         threshold_percent=0.75,
     )
@@ -29,21 +29,21 @@ def _summary(d: Dashboard, engine: str, column: str):
 def test_initial_render(dashboard: Dashboard) -> None:
     assert dashboard.threshold.continuous_update is False
     assert dashboard.refreshes == 1 and dashboard.error is None
-    assert set(dashboard.result.summaries["engine"]) == {"passthrough", "sliding_window"}
-    assert _summary(dashboard, "sliding_window", "threshold_tokens") == 3000
+    assert set(dashboard.result.summaries["engine"]) == {"passthrough", "recent_turns"}
+    assert _summary(dashboard, "recent_turns", "threshold_tokens") == 3000
     assert dashboard.figure is not None
     assert {line.get_label() for line in dashboard.figure.axes[0].get_lines()} >= {
         "passthrough",
-        "sliding_window",
+        "recent_turns",
     }
 
 
 def test_threshold_slider_changes_the_replay(dashboard: Dashboard) -> None:
-    before = _summary(dashboard, "sliding_window", "compactions")
+    before = _summary(dashboard, "recent_turns", "compactions")
     dashboard.threshold.value = 0.3
     assert dashboard.refreshes == 2
-    assert _summary(dashboard, "sliding_window", "threshold_tokens") == 1200
-    assert _summary(dashboard, "sliding_window", "compactions") > before
+    assert _summary(dashboard, "recent_turns", "threshold_tokens") == 1200
+    assert _summary(dashboard, "recent_turns", "compactions") > before
     assert dashboard.result.trace["threshold_tokens"].eq(1200).all()
 
 
@@ -52,8 +52,8 @@ def test_context_length_transcript_and_engine_pickers(dashboard: Dashboard) -> N
     assert _summary(dashboard, "passthrough", "context_length") == 8000
     dashboard.transcript.value = "short"
     assert set(dashboard.result.trace["transcript"]) == {"short"}
-    dashboard.engine_picker.value = ("sliding_window",)
-    assert dashboard.result.summaries["engine"].tolist() == ["sliding_window"]
+    dashboard.engine_picker.value = ("recent_turns",)
+    assert dashboard.result.summaries["engine"].tolist() == ["recent_turns"]
     dashboard.engine_picker.value = ()
     assert dashboard.result is None and dashboard.error == "select at least one engine"
 
@@ -66,9 +66,9 @@ def test_focus_topic_becomes_a_manual_compress(dashboard: Dashboard) -> None:
     dashboard.focus.value = "record 2"
     events = dashboard.result.compactions
     manual = events[events["trigger"] == "manual"]
-    assert set(manual["engine"]) == {"passthrough", "sliding_window"}
+    assert set(manual["engine"]) == {"passthrough", "recent_turns"}
     assert manual["focus_topic"].eq("record 2").all()
-    assert manual.loc[manual["engine"] == "sliding_window", "outcome"].item() == "committed"
+    assert manual.loc[manual["engine"] == "recent_turns", "outcome"].item() == "committed"
     assert dashboard.current_settings().manual_compactions == {5: "record 2"}
     dashboard.focus.value = "  "
     assert dashboard.result.compactions.empty
@@ -84,7 +84,7 @@ def test_bad_construction() -> None:
     with pytest.raises(ConfigError, match="no transcripts"):
         Dashboard([], ["passthrough"])
     with pytest.raises(ConfigError, match="no engines"):
-        Dashboard([make_transcript()], [])
+        Dashboard([tool_conversation(8, 1_800, seed=0)], [])
 
 
 def test_cache_observer_columns_reach_the_table() -> None:
@@ -92,7 +92,7 @@ def test_cache_observer_columns_reach_the_table() -> None:
     from contextlab.widgets import summary_table
 
     dashboard = Dashboard(
-        [make_transcript()],
+        [tool_conversation(8, 1_800, seed=0)],
         ["passthrough"],
         context_lengths=(8000,),
         observers=[CacheObserver(["anthropic:claude-sonnet-5-5"])],
@@ -114,9 +114,9 @@ def test_focus_turn_is_bounded_by_the_transcript(dashboard: Dashboard) -> None:
 
 
 def test_readout_shows_each_engines_effective_threshold(dashboard: Dashboard) -> None:
-    assert "sliding_window</b> 3,000 tokens (75% of 4,000)" in dashboard.readout.value
+    assert "recent_turns</b> 3,000 tokens (75% of 4,000)" in dashboard.readout.value
     dashboard.threshold.value = 0.3
-    assert "sliding_window</b> 1,200 tokens (30% of 4,000)" in dashboard.readout.value
+    assert "recent_turns</b> 1,200 tokens (30% of 4,000)" in dashboard.readout.value
 
 
 def test_readout_names_the_hosts_floor_for_the_compressor() -> None:
@@ -124,7 +124,9 @@ def test_readout_names_the_hosts_floor_for_the_compressor() -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        d = Dashboard([make_transcript()], ["compressor"], context_lengths=(32_000,), threshold_percent=0.5)
+        d = Dashboard(
+            [tool_conversation(8, 1_800, seed=0)], ["compressor"], context_lengths=(32_000,), threshold_percent=0.5
+        )
     assert "compressor</b> 27,200 tokens (85% of 32,000) <i>(the host&#x27;s floor)</i>" in d.readout.value
     assert _summary(d, "compressor", "threshold_tokens") == 27_200
 
@@ -143,7 +145,7 @@ def test_going_back_to_a_setting_reuses_its_replay(dashboard: Dashboard) -> None
     dashboard.threshold.value = 0.5
     dashboard.threshold.value = 0.75
     assert dashboard.replays == replays + 1 and dashboard.refreshes == 3
-    assert _summary(dashboard, "sliding_window", "threshold_tokens") == 3000
+    assert _summary(dashboard, "recent_turns", "threshold_tokens") == 3000
 
 
 def test_four_panels_and_focus_suggestions(dashboard: Dashboard) -> None:
@@ -164,12 +166,12 @@ def test_compress_now_previews_what_each_engine_keeps(dashboard: Dashboard) -> N
     dashboard.focus_turn.value = 8
     dashboard.focus.value = "record 2"
     dashboard.compress_now.click()
-    assert set(dashboard.preview) == {"passthrough", "sliding_window"}
-    sliding = dashboard.preview["sliding_window"]
+    assert set(dashboard.preview) == {"passthrough", "recent_turns"}
+    sliding = dashboard.preview["recent_turns"]
     assert sliding.of("dropped") and sliding.turn == 8 and sliding.focus == "record 2"
     assert dashboard.preview["passthrough"].note == "the engine changed nothing"
     from contextlab.widgets import preview_html
 
     markup = preview_html(dashboard.preview)
-    assert "sliding_window</b>: compress before turn 8 with focus &#x27;record 2&#x27;" in markup
+    assert "recent_turns</b>: compress before turn 8 with focus &#x27;record 2&#x27;" in markup
     assert f"dropped {len(sliding.of('dropped'))} (" in markup

@@ -6,40 +6,6 @@ import threading
 from typing import Any
 
 from contextlab.engine import ContextEngine, Message
-from contextlab.transcripts import Transcript
-
-
-def conversation(
-    n_turns: int, *, tool_chars: int = 400, with_tools: bool = True, system: str | None = "You are terse."
-) -> Transcript:
-    """A synthetic transcript: each turn is user → assistant(tool call) → tool → assistant reply."""
-    messages: list[Message] = []
-    for t in range(n_turns):
-        messages.append({"role": "user", "content": f"Turn {t}: please check file_{t}.py"})
-        if with_tools:
-            call_id = f"call_{t:04d}"
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "type": "function",
-                            "function": {"name": "read_file", "arguments": f'{{"path": "file_{t}.py"}}'},
-                        }
-                    ],
-                }
-            )
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call_id,
-                    "content": f"# file_{t}.py\n" + ("x = 1\n" * (tool_chars // 6)),
-                }
-            )
-        messages.append({"role": "assistant", "content": f"File {t} looks fine."})
-    return Transcript("synthetic", messages, system_prompt=system)
 
 
 class BaseToy(ContextEngine):

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from contextlab import schema
 from contextlab.cache.blocks import BlockRenderer
 from contextlab.cache.policies import Policy, make_policy
 from contextlab.cache.prefix import PrefixProfile
@@ -20,7 +21,8 @@ from contextlab.cache.profiles import CacheProfile, CacheResult, make_profile
 from contextlab.errors import ConfigError
 from contextlab.host.observers import RequestObserver, RequestView
 
-COLUMNS = ("cache_read_tokens", "cache_write_tokens", "uncached_tokens", "cost_usd")
+COLUMNS = tuple(schema.names(schema.CACHE_TRACE))
+"""The first profile's columns (declared in :mod:`contextlab.schema`; further profiles prefix them)."""
 
 ProfileSpec = str | CacheProfile
 

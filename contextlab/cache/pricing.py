@@ -33,7 +33,6 @@ class Price:
     as_of: str
     source: str
     cache_write: dict[str, float] = field(default_factory=dict)
-    min_cacheable_tokens: int | None = None
     long_context: dict[str, Any] | None = None
     time_of_day: dict[str, Any] | None = None
     batch_mult: float | None = None
@@ -82,7 +81,6 @@ def _row(raw: Any, where: str) -> Price:
             as_of=str(raw["as_of"]),
             source=str(raw["source"]),
             cache_write={str(k): float(v) for k, v in (raw.get("cache_write") or {}).items()},
-            min_cacheable_tokens=raw.get("min_cacheable_tokens"),
             long_context=raw.get("long_context"),
             time_of_day=raw.get("time_of_day"),
             batch_mult=raw.get("batch_mult"),
@@ -156,17 +154,19 @@ def request_cost(
     if price is None:
         return math.nan
     read_rate = price.input * read_mult if read_mult is not None else price.cache_read
-    input_cost = result.uncached * price.input + result.read * read_rate
+    cache_cost = result.read * read_rate
     for ttl, tokens in result.write_by_ttl.items():
-        input_cost += tokens * (price.input * write_mult if write_mult is not None else price.write_rate(ttl))
+        cache_cost += tokens * (price.input * write_mult if write_mult is not None else price.write_rate(ttl))
     unbilled = result.write - sum(result.write_by_ttl.values())
-    input_cost += unbilled * price.input
+    input_cost = (result.uncached + unbilled) * price.input
     output_cost = output_tokens * price.output
     long = price.long_context
     if long and result.total > int(long.get("threshold", 0)):
+        # The whole request is billed at the long-context rates once it passes the threshold.
         input_cost *= float(long.get("input_mult", 1))
+        cache_cost *= float(long.get("cache_mult", 1))
         output_cost *= float(long.get("output_mult", 1))
-    cost = (input_cost + output_cost) / 1e6
+    cost = (input_cost + cache_cost + output_cost) / 1e6
     if price.time_of_day and not _in_peak(price, timestamp):
         cost *= float(price.time_of_day.get("offpeak_mult", 1))
     if batch and price.batch_mult:

@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from contextlab.bench_config import BenchConfig, default_config, load_config, timestamped_out
-from contextlab.bench_run import run_config
+from contextlab.bench.config import BenchConfig, default_config, load_config, timestamped_out
+from contextlab.bench.run import run_config
 from contextlab.cli.common import (
     add_host_options,
     add_plugin_options,

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from contextlab.errors import ConfigError
-from contextlab.host.settings import HostSettings
+from contextlab.host.settings import ENGINE_TOOL_MODES, HostSettings
 
 DEFAULT_CONTEXT_LENGTH = 200_000
 
@@ -59,7 +59,7 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--engine-tools",
-        choices=("recorded", "live"),
+        choices=ENGINE_TOOL_MODES,
         default="recorded",
         help="results of the engine's own tools: as recorded (default) or answered live by handle_tool_call",
     )

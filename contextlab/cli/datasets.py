@@ -20,12 +20,20 @@ def register(subparsers: Any) -> None:
     actions.required = True
     listing = actions.add_parser("list", help="show every dataset with its size and facts")
     listing.add_argument(
-        "--dir", default=None, metavar="DIR", help="dataset folder (default: the repository's datasets/)"
+        "--dir",
+        default=None,
+        metavar="DIR",
+        help="dataset folder (default: the installed datasets, datasets/ in a checkout)",
     )
     listing.set_defaults(run=run_list)
     gen = actions.add_parser("generate", help="(re)generate dataset files, byte-identical for a given seed")
     gen.add_argument("names", nargs="*", metavar="NAME", help="datasets to generate (default: all)")
-    gen.add_argument("--dir", default=None, metavar="DIR", help="output folder (default: the repository's datasets/)")
+    gen.add_argument(
+        "--dir",
+        default=None,
+        metavar="DIR",
+        help="output folder (default: the installed datasets, datasets/ in a checkout)",
+    )
     gen.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if a file differs from a fresh generation"
     )

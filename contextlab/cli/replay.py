@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from contextlab import schema
 from contextlab.api import replay
 from contextlab.cache.observer import priced_observers
 from contextlab.cli.common import (
@@ -18,7 +19,7 @@ from contextlab.progress import LONG_REPLAY_REQUESTS, ReplayProgress
 from contextlab.transcripts import load_transcript
 from contextlab.transcripts.facts import load_facts
 
-SUMMARY_FIELDS = [
+SUMMARY_FIELDS = [  # (summary column, label): tests/test_schema.py checks each is declared
     ("requests", "requests"),
     ("turns", "turns"),
     ("compactions", "compactions"),
@@ -98,10 +99,10 @@ def render_summary(summary: dict[str, Any]) -> str:
     rows = [{"metric": label, "value": value} for label, value in setup_rows(summary)]
     for key, label in SUMMARY_FIELDS:
         value = summary.get(key)
-        rows.append({"metric": label, "value": f"{value:.1%}" if key.endswith("share") else f"{value:,}"})
+        rows.append({"metric": label, "value": schema.format_value(key, value)})
     for key in ("fact_retention_mean", "fact_retention_final"):
         if key in summary:
-            rows.append({"metric": key.replace("_", " "), "value": f"{summary[key]:.1%}"})
+            rows.append({"metric": key.replace("_", " "), "value": schema.format_value(key, summary[key])})
     rows.extend({"metric": label, "value": value} for label, value in cache_rows(summary))
     for key in HOST_LOOP_COUNTS:  # shown only when something happened (docs/host-loop.md)
         if summary.get(key):

@@ -1,8 +1,9 @@
 """contextlab's own generated datasets: seeded, reproducible agent sessions with planted gold facts.
 
 ``DATASETS`` names each one; :func:`generate` builds it in memory, :func:`write_dataset` writes the
-normalized gzip file (byte-identical on every run), :func:`load_dataset` reads the committed file
-(or generates it when the file is absent, e.g. in an installed wheel).
+normalized gzip file (byte-identical on every run), :func:`load_dataset` reads the shipped file
+(the ``contextlab_datasets`` data package: the repository's ``datasets/`` folder) or generates it
+when the file is absent.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from typing import Any
 from contextlab.errors import ConfigError
 from contextlab.transcripts.model import Transcript
 
-DATASET_DIR = Path(__file__).resolve().parent.parent.parent / "datasets"
-"""Where the committed files live (the repository's ``datasets/`` folder)."""
 SUFFIX = ".jsonl.gz"
 
 
@@ -95,9 +94,23 @@ def generate(name: str) -> Transcript:
     return transcript
 
 
+def bundled_dataset_dir() -> Path | None:
+    """The folder the datasets ship in (``datasets/`` of an editable checkout), if installed."""
+    from contextlab.bundled import DATASETS_PACKAGE, package_folder
+
+    return package_folder(DATASETS_PACKAGE)
+
+
 def dataset_path(name: str, folder: Path | None = None) -> Path:
-    """Where dataset ``name`` is (or would be) stored."""
-    return (folder or DATASET_DIR) / spec(name).file_name
+    """Where dataset ``name`` is (or would be) stored: in ``folder``, else in the shipped folder.
+
+    Raises:
+        ConfigError: No folder was given and the datasets package is not installed.
+    """
+    base = folder if folder is not None else bundled_dataset_dir()
+    if base is None:
+        raise ConfigError("the contextlab_datasets package is not installed; pass a folder (--dir)")
+    return base / spec(name).file_name
 
 
 def write_dataset(name: str, folder: Path | None = None) -> Path:
@@ -114,8 +127,9 @@ def load_dataset(name: str, folder: Path | None = None) -> Transcript:
     """The committed file of dataset ``name``, or a freshly generated copy when there is none."""
     from contextlab.transcripts import load_transcript
 
-    path = dataset_path(name, folder)
-    return load_transcript(path) if path.exists() else generate(name)
+    base = folder if folder is not None else bundled_dataset_dir()
+    path = None if base is None else dataset_path(name, base)
+    return load_transcript(path) if path is not None and path.exists() else generate(name)
 
 
 def describe(transcript: Transcript, encoding: str = "cl100k_base") -> dict[str, Any]:
@@ -137,6 +151,7 @@ def describe(transcript: Transcript, encoding: str = "cl100k_base") -> dict[str,
 __all__ = [
     "DATASETS",
     "DatasetSpec",
+    "bundled_dataset_dir",
     "dataset_path",
     "describe",
     "generate",

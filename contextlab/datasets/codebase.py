@@ -104,7 +104,6 @@ class Project:
             ]
             names += [f"test_{pick(rng, VERBS)}_{pick(rng, NOUNS)}_{i}" for i in range(rng.randrange(4, 30))]
             self.test_names[m.test_path] = names
-        self.test_counts = {path: len(names) for path, names in self.test_names.items()}
 
     # ------------------------------------------------------------------ generation
 

@@ -11,9 +11,6 @@ import json
 import re
 from typing import Any
 
-from contextlab.engine import Message
-from contextlab.messages import tool_call_arguments, tool_call_name, tool_calls
-
 _COMMAND_KEYS = ("command", "cmd", "script", "code")
 _PATH_KEYS = ("path", "file_path", "file", "filename", "notebook_path", "target_file", "filepath")
 _EXIT_PATTERNS = (
@@ -36,17 +33,6 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     except (ValueError, TypeError):
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def call_index(messages: list[Message]) -> dict[str, tuple[str, dict[str, Any]]]:
-    """``tool_call_id -> (tool name, parsed arguments)`` for every call in ``messages``."""
-    found: dict[str, tuple[str, dict[str, Any]]] = {}
-    for message in messages:
-        for call in tool_calls(message):
-            call_id = str(call.get("id") or "")
-            if call_id:
-                found[call_id] = (tool_call_name(call), parse_arguments(tool_call_arguments(call)))
-    return found
 
 
 def one_line(text: str, limit: int) -> str:
@@ -120,29 +106,6 @@ def is_terminal(name: str) -> bool:
 def is_read(name: str) -> bool:
     lowered = name.lower()
     return lowered in {"read", "view", "cat"} or lowered.startswith("read")
-
-
-def summarize_tool_result(name: str, args: dict[str, Any], content: str) -> str:
-    """The host's one-line informative summary of a tool result."""
-    chars = len(content)
-    if is_terminal(name):
-        command = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), "")
-        code = exit_code(content)
-        lines = len(content.splitlines())
-        status = f"exit {code}" if code is not None else "exit ?"
-        return f"[{name}] ran `{one_line(str(command), 120)}` -> {status}, {lines} lines output"
-    if is_read(name):
-        path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), "?")
-        start = args.get("offset", args.get("start_line", args.get("line", 1)))
-        return f"[{name}] read {path} from line {start} ({chars} chars)"
-    pairs = []
-    for key in sorted(args):
-        value = args[key]
-        rendered = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-        pairs.append(f"{key}={one_line(str(rendered), 60)}")
-    detail = " ".join(pairs)
-    detail = one_line(detail, 160)
-    return f"[{name or 'tool'}] {detail + ' ' if detail else ''}({chars} chars result)"
 
 
 def result_outcome(content: str) -> str:

@@ -10,8 +10,6 @@ from typing import Any
 
 from contextlab.engine import ContextEngine, Message
 
-ENGINE_TOOL_MODES = ("recorded", "live")
-
 
 def tool_names(schemas: list[dict[str, Any]]) -> frozenset[str]:
     """Names in ``get_tool_schemas()`` output (flat ``{"name": ...}`` or OpenAI ``{"function": {...}}``)."""

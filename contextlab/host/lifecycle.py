@@ -11,7 +11,6 @@ from contextlab.errors import TranscriptError
 from contextlab.transcripts.model import Transcript
 
 SESSION_KINDS = ("new", "reset")
-RESPONSE_KINDS = ("retry", "no_usage")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ from contextlab.errors import ConfigError
 from contextlab.host.usage_model import USAGE_MODELS
 from contextlab.tokens import DEFAULT_ENCODING
 
+ENGINE_TOOL_MODES = ("recorded", "live")
+"""How the results of an engine's own tools are replayed (``docs/host-loop.md`` §Engine tools)."""
+
 MAX_ATTEMPTS_CAP = 10
 
 
@@ -72,8 +75,8 @@ class HostSettings:
             raise ConfigError(f"compress_timeout_s must be positive, got {self.compress_timeout_s}")
         if self.fixed_overhead_tokens < 0:
             raise ConfigError(f"fixed_overhead_tokens must be >= 0, got {self.fixed_overhead_tokens}")
-        if self.engine_tools not in ("recorded", "live"):
-            raise ConfigError(f"engine_tools must be 'recorded' or 'live', got {self.engine_tools!r}")
+        if self.engine_tools not in ENGINE_TOOL_MODES:
+            raise ConfigError(f"engine_tools must be one of {', '.join(ENGINE_TOOL_MODES)}, got {self.engine_tools!r}")
         if self.usage_model not in USAGE_MODELS:
             raise ConfigError(f"usage_model must be one of {', '.join(USAGE_MODELS)}, got {self.usage_model!r}")
         # The host parses max_attempts with a floor of 1 and a hard cap of 10.

@@ -10,68 +10,18 @@ from typing import Any
 
 import pandas as pd
 
-from contextlab.errors import ConfigError
+from contextlab import schema
+from contextlab.frame_io import write_frame as write_frame
+from contextlab.schema import RunSummary
 
-TRACE_COLUMNS: list[str] = [
-    "transcript",
-    "engine",
-    "params",
-    "turn",
-    "request",
-    "phase",
-    "timestamp",
-    "n_messages",
-    "prompt_tokens",
-    "prompt_tokens_rough",
-    "pressure_tokens",
-    "usage_model",
-    "usage_prompt_tokens",
-    "completion_tokens",
-    "threshold_tokens",
-    "context_length",
-    "over_threshold",
-    "compressed",
-    "compress_trigger",
-    "compression_count",
-    "pruned",
-    "select_context_used",
-    "select_context_rejected",
-    "prefix_tokens",
-    "prefix_messages",
-    "violations",
-    "violation_rules",
-    "overflow",
-    "engine_ms",
-    "sent",
-    "exit_reason",
-    "retries",
-    "usage_reported",
-    "invalid_results",
-    "engine_tool_results",
-    "session_event",
-]
-"""Core columns, in order. Observers (cache model, probes) append theirs after these."""
+TRACE_COLUMNS: list[str] = schema.names(schema.HOST_TRACE)
+"""Core columns, in order (declared in :mod:`contextlab.schema`). Observers (cache model, probes) append
+theirs after these."""
 
-COMPACTION_COLUMNS: list[str] = [
-    "transcript",
-    "engine",
-    "params",
-    "turn",
-    "request",
-    "trigger",
-    "focus_topic",
-    "outcome",
-    "reason",
-    "tokens_before",
-    "tokens_after",
-    "messages_before",
-    "messages_after",
-    "summary_tokens",
-    "duration_ms",
-]
+COMPACTION_COLUMNS: list[str] = schema.names(schema.COMPACTIONS)
 """One row per compaction or prune pass, committed or not (``outcome`` says which)."""
 
-TIMING_COLUMNS: frozenset[str] = frozenset({"engine_ms", "duration_ms", "wall_s", "engine_ms_total"})
+TIMING_COLUMNS: frozenset[str] = schema.TIMING
 """Trace, compaction and summary columns that measure wall time; everything else is deterministic
 for a given input and seed."""
 
@@ -101,6 +51,11 @@ class ReplayResult:
         """The ``probes`` frame: per request and target group, eligible / in context / recoverable."""
         return self.frames.get("probes")
 
+    @property
+    def run_summary(self) -> RunSummary:
+        """The summary, typed (:class:`~contextlab.schema.RunSummary`)."""
+        return RunSummary.from_dict(self.summary)
+
     def summary_frame(self) -> pd.DataFrame:
         """The summary as a one-row frame."""
         return pd.DataFrame([self.summary])
@@ -123,35 +78,102 @@ def build_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
 def summarize(
     trace: pd.DataFrame, compactions: pd.DataFrame, base: dict[str, Any], extra: dict[str, Any]
 ) -> dict[str, Any]:
-    """The run summary. Keys are stable; counts are ints, shares are floats in [0, 1]."""
+    """The run summary as a dict (:meth:`RunSummary.as_dict`). ``base`` holds the run's labels and setup
+    (:class:`RunSummary` fields), ``extra`` the observers' keys; counts are ints, shares floats in [0, 1]."""
+    return run_summary(trace, compactions, base, extra).as_dict()
+
+
+def run_summary(
+    trace: pd.DataFrame, compactions: pd.DataFrame, base: dict[str, Any], extra: dict[str, Any]
+) -> RunSummary:
+    """The run summary computed from the trace and compaction frames (see :func:`summarize`)."""
     n = len(trace)
     committed = compactions[compactions["outcome"] == "committed"] if len(compactions) else compactions
     compaction_rows = committed[committed["trigger"] != "prune"] if len(committed) else committed
     prompt_total = int(trace["prompt_tokens"].sum()) if n else 0
     prefix_total = int(trace["prefix_tokens"].sum()) if n else 0
-    summary: dict[str, Any] = {
+    summary = RunSummary(
         **base,
-        "requests": n,
-        "turns": int(trace["turn"].nunique()) if n else 0,
-        "compactions": len(compaction_rows),
-        "compaction_attempts": int((compactions["trigger"] != "prune").sum()) if len(compactions) else 0,
-        "prunes": int((committed["trigger"] == "prune").sum()) if len(committed) else 0,
-        "prompt_tokens_total": prompt_total,
-        "prompt_tokens_max": int(trace["prompt_tokens"].max()) if n else 0,
-        "prompt_tokens_mean": float(trace["prompt_tokens"].mean()) if n else 0.0,
-        "prompt_tokens_rough_total": int(trace["prompt_tokens_rough"].sum()) if n else 0,
-        "completion_tokens_total": int(trace["completion_tokens"].sum()) if n else 0,
-        "prefix_tokens_total": prefix_total,
-        "prefix_share": (prefix_total / prompt_total) if prompt_total else 0.0,
-        "prefix_breaks": int(_prefix_breaks(trace)),
-        "violations": int(trace["violations"].sum()) if n else 0,
-        "overflows": int(trace["overflow"].sum()) if n else 0,
-        "select_context_used": int(trace["select_context_used"].sum()) if n else 0,
-        "engine_ms_total": float(trace["engine_ms"].sum()) if n else 0.0,
-        **host_loop_counts(trace, compactions),
-    }
-    summary.update(extra)
+        requests=n,
+        turns=int(trace["turn"].nunique()) if n else 0,
+        compactions=len(compaction_rows),
+        compaction_attempts=int((compactions["trigger"] != "prune").sum()) if len(compactions) else 0,
+        prunes=int((committed["trigger"] == "prune").sum()) if len(committed) else 0,
+        prompt_tokens_total=prompt_total,
+        prompt_tokens_max=int(trace["prompt_tokens"].max()) if n else 0,
+        prompt_tokens_mean=float(trace["prompt_tokens"].mean()) if n else 0.0,
+        prompt_tokens_rough_total=int(trace["prompt_tokens_rough"].sum()) if n else 0,
+        completion_tokens_total=int(trace["completion_tokens"].sum()) if n else 0,
+        prefix_tokens_total=prefix_total,
+        prefix_share=(prefix_total / prompt_total) if prompt_total else 0.0,
+        prefix_breaks=int(prefix_broken(trace).sum()),
+        violations=int(trace["violations"].sum()) if n else 0,
+        overflows=int(trace["overflow"].sum()) if n else 0,
+        select_context_used=int(trace["select_context_used"].sum()) if n else 0,
+        engine_ms_total=float(trace["engine_ms"].sum()) if n else 0.0,
+        observed=dict(extra),
+    )
+    for key, value in host_loop_counts(trace, compactions).items():
+        setattr(summary, key, value)
     return summary
+
+
+RUN_KEYS: tuple[str, ...] = schema.declared("trace", "transcript", "engine", "params")
+"""The columns that identify one run in a long frame."""
+
+
+def summaries_from_frames(trace: pd.DataFrame, compactions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One summary row per (transcript, engine, params) run of saved frames, the way the replay summed
+    it up: :func:`run_summary` plus the observer keys the trace's columns determine
+    (:func:`observed_from_trace`). What the frames cannot tell (the model name, the measurement
+    probe's other keys) is left out."""
+    events = compactions if compactions is not None else pd.DataFrame(columns=COMPACTION_COLUMNS)
+    keys = list(RUN_KEYS)
+    rows = []
+    for key, run in trace.groupby(keys, sort=False):
+        mask = pd.Series(True, index=events.index)
+        for column, value in zip(keys, key, strict=True):
+            mask &= events[column].astype(str) == str(value)
+        run = run.reset_index(drop=True)
+        base: dict[str, Any] = dict(zip(keys, key, strict=True))
+        if len(run):
+            base["context_length"] = int(run["context_length"].iloc[-1])
+            base["threshold_tokens"] = int(run["threshold_tokens"].iloc[-1])
+        extra = observed_from_trace(run)
+        rows.append(summarize(run, events[mask].reset_index(drop=True), base, extra))
+    return pd.DataFrame(rows)
+
+
+def observed_from_trace(run: pd.DataFrame) -> dict[str, Any]:
+    """The summary keys of the cache observer and the retention probe that one run's trace columns
+    determine, computed as the observers compute them (same order of additions, so equal floats)."""
+    out: dict[str, Any] = {}
+    if {"cache_read_tokens", "cache_write_tokens", "uncached_tokens"} <= set(run.columns):
+        read, write, uncached = (
+            _running_sum(run[c]) for c in ("cache_read_tokens", "cache_write_tokens", "uncached_tokens")
+        )
+        total = read + write + uncached
+        out["cache_hit_rate"] = read / total if total else 0.0
+        out["cache_write_share"] = write / total if total else 0.0
+        out["cache_read_tokens_total"] = int(read)
+        out["cache_write_tokens_total"] = int(write)
+    if "cost_usd" in run.columns:
+        out["cost_usd"] = _running_sum(run["cost_usd"])
+    if {"facts_eligible", "facts_in_context", "fact_retention"} <= set(run.columns) and len(run):
+        eligible = pd.to_numeric(run["facts_eligible"], errors="coerce").fillna(0)
+        retentions = [float(v) for v, e in zip(run["fact_retention"], eligible, strict=True) if e > 0]
+        last_eligible, last_present = int(eligible.iloc[-1]), int(run["facts_in_context"].iloc[-1])
+        out["fact_retention_mean"] = sum(retentions) / len(retentions) if retentions else math.nan
+        out["fact_retention_final"] = last_present / last_eligible if last_eligible else math.nan
+    return out
+
+
+def _running_sum(values: pd.Series) -> float:
+    """Left-to-right float sum (what an observer's ``total += value`` gives; NaN stays NaN)."""
+    total = 0.0
+    for value in pd.to_numeric(values, errors="coerce"):
+        total += float(value)
+    return total
 
 
 HOST_LOOP_COUNTS: tuple[str, ...] = (
@@ -203,31 +225,17 @@ def _unsent(trace: pd.DataFrame) -> pd.Series:
     return trace["sent"] == False  # noqa: E712
 
 
-def _prefix_breaks(trace: pd.DataFrame) -> int:
-    """Requests (after the first) that did not extend the previous sent request's full message list."""
-    trace = trace[~_unsent(trace)]
-    if len(trace) < 2:
-        return 0
-    previous = trace["n_messages"].shift(1)
-    broken = trace["prefix_messages"] < previous
-    return int(broken.iloc[1:].sum())
-
-
-def write_frame(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``.csv`` or ``.parquet`` atomically (a temporary file renamed into place)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".parquet"):
-        raise ConfigError(f"{path}: unsupported output type {suffix or '(none)'}; use .csv or .parquet")
-    if not path.parent.exists():
-        raise ConfigError(f"{path}: folder {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.tmp")
-    if suffix == ".csv":
-        frame.to_csv(tmp, index=False)
-    else:
-        frame.to_parquet(tmp, index=False)
-    tmp.replace(path)
-    return path
+def prefix_broken(trace: pd.DataFrame) -> pd.Series:
+    """Per row of one run: a sent request (after the first sent one) that did not extend the previous
+    sent request's full message list. Unsent rows are never breaks (the provider saw nothing)."""
+    sent = ~_unsent(trace)
+    rows = trace[sent]
+    broken = pd.Series(False, index=trace.index)
+    if len(rows) < 2:
+        return broken
+    previous = rows["n_messages"].shift(1)
+    broken.loc[rows.index[1:]] = (rows["prefix_messages"] < previous).iloc[1:].to_numpy()
+    return broken
 
 
 def summary_json(summary: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import ahocorasick
 import pandas as pd
 
+from contextlab import schema
 from contextlab.engine import Message
 from contextlab.host.observers import RequestView
 from contextlab.measure.faithfulness import check_summaries
@@ -29,23 +30,10 @@ from contextlab.measure.text import message_payload
 from contextlab.messages import content_text
 from contextlab.transcripts.model import Transcript
 
-FACT_COLUMNS = ["facts_eligible", "facts_in_context", "fact_retention"]
-"""The original retention columns (unchanged names and meaning)."""
+FACT_COLUMNS = schema.names(schema.PROBE_TRACE)
+"""The original retention columns (unchanged names and meaning; declared in :mod:`contextlab.schema`)."""
 
-MEASURE_COLUMNS = [
-    "facts_recoverable",
-    "fact_retention_recoverable",
-    "refetch_missing",
-    "refetch_calls",
-    "identifier_retention",
-    "error_retention",
-    "artifact_retention",
-    "instruction_retention",
-    "active_task_in_context",
-    "break_segment",
-    "break_position",
-    "break_tokens",
-]
+MEASURE_COLUMNS = schema.names(schema.MEASURE_TRACE)
 """Columns the measurement layer adds after the original ones (``docs/metrics.md`` §Columns)."""
 
 _KIND_COLUMN = {

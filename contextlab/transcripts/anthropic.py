@@ -20,6 +20,7 @@ from contextlab.transcripts.anthropic_blocks import (
     usage_from_anthropic,
     user_messages,
 )
+from contextlab.transcripts.io import counts_at
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage, Transcript
 
@@ -129,7 +130,8 @@ def _build(
         draft = AssistantDraft()
         draft.add(response["content"], source, f"{prefix}response", log)
         messages.append(draft.message())
-        recorded = usage_from_anthropic(response.get("usage"))
+        with counts_at(source, f"{prefix}response"):
+            recorded = usage_from_anthropic(response.get("usage"))
         if recorded is not None:
             usage[len(messages) - 1] = recorded
         model = model or (response.get("model") if isinstance(response.get("model"), str) else None)

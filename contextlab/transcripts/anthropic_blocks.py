@@ -19,7 +19,6 @@ from contextlab.transcripts.io import token_count
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage
 
-THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 USER_PART_TYPES = frozenset({"text", "image", "document"})
 
 

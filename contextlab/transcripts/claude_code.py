@@ -22,6 +22,7 @@ from typing import Any
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
 from contextlab.transcripts.anthropic_blocks import AssistantDraft, usage_from_anthropic, user_messages
+from contextlab.transcripts.io import counts_at
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import CompactionEvent, RecordedUsage, Transcript
 
@@ -117,7 +118,8 @@ class _Builder:
     def _assistant(self, number: int, message: dict[str, Any], stamp: float | None) -> None:
         where = f"line {number}"
         message_id = message.get("id") if isinstance(message.get("id"), str) else None
-        usage = usage_from_anthropic(message.get("usage"))
+        with counts_at(self.source, where):
+            usage = usage_from_anthropic(message.get("usage"))
         model = message.get("model") if isinstance(message.get("model"), str) else None
         current = self.open
         if current is not None and message_id is not None and current.message_id == message_id:

@@ -34,7 +34,6 @@ from contextlab.transcripts.openai_chat import check_message, transcript_from_me
 from contextlab.transcripts.per_request import message_key, parse_time
 
 SUMMARY_MARKERS = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]", "--- END OF CONTEXT SUMMARY")
-MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "reasoning", "reasoning_content", "api_content")
 
 
 # --------------------------------------------------------------------------- session JSON

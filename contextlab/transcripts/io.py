@@ -8,6 +8,8 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +107,16 @@ def parse_jsonl(path: Path, text: str) -> list[tuple[int, Any]]:
 
 class BadNumber(ValueError):
     """A usage count that is not a finite, non-negative number (``NaN``, ``Infinity``, text, ...)."""
+
+
+@contextmanager
+def counts_at(source: str, where: str | None) -> Iterator[None]:
+    """Name the place of a bad recorded token count: a :class:`BadNumber` inside becomes a
+    :class:`TranscriptError` for ``source`` at ``where`` (line, message or response)."""
+    try:
+        yield
+    except BadNumber as error:
+        raise TranscriptError(source, where, str(error)) from None
 
 
 def token_count(value: Any, field: str) -> int:

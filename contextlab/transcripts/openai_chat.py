@@ -10,7 +10,7 @@ from typing import Any
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
 from contextlab.messages import ROLES, deterministic_tool_call_id
-from contextlab.transcripts.io import token_count
+from contextlab.transcripts.io import counts_at, token_count
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage, Transcript
 from contextlab.transcripts.per_request import Step, is_growing, rebuild
@@ -117,7 +117,8 @@ def transcript_from_messages(
     for i, message in enumerate(messages):
         recorded = message.pop("usage", None)
         if message["role"] == "assistant" and isinstance(recorded, dict):
-            usage[i] = usage_from_openai(recorded)
+            with counts_at(source, f"{where_prefix} {i}"):
+                usage[i] = usage_from_openai(recorded)
     return Transcript(
         transcript_id=transcript_id,
         messages=messages,
@@ -230,7 +231,8 @@ def _growing(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
             if message is checked[-1] and isinstance(inner, dict):
                 recorded = inner
         response = checked.pop() if checked and checked[-1]["role"] == "assistant" else None
-        usage = usage_from_openai(recorded) if isinstance(recorded, dict) and response is not None else None
+        with counts_at(source, where):
+            usage = usage_from_openai(recorded) if isinstance(recorded, dict) and response is not None else None
         tools = [t for t in obj.get("tools") or [] if isinstance(t, dict)] if isinstance(obj.get("tools"), list) else []
         model = obj.get("model") if isinstance(obj.get("model"), str) else None
         steps.append(Step(checked, response, usage, system, tools, model, None, where, "openai"))

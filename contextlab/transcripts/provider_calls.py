@@ -20,6 +20,7 @@ from contextlab.transcripts.anthropic_blocks import (
     usage_from_anthropic,
     user_messages,
 )
+from contextlab.transcripts.io import counts_at
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage
 from contextlab.transcripts.openai_chat import check_message, usage_from_openai
@@ -115,7 +116,8 @@ def _anthropic(
         draft = AssistantDraft()
         draft.add(reply.get("content", []), source, f"{where}, response", log)
         response = draft.message()
-        usage = usage_from_anthropic(reply.get("usage"))
+        with counts_at(source, f"{where}, response"):
+            usage = usage_from_anthropic(reply.get("usage"))
         model = model or (reply.get("model") if isinstance(reply.get("model"), str) else None)
     elif reply is not None and not (isinstance(reply, dict) and reply.get("type") == "error"):
         log.warn(f"{where}, response", "not an Anthropic message; the request is kept without its response")
@@ -212,7 +214,8 @@ def _openai(body: dict[str, Any], reply: Any, source: str, where: str, timestamp
             if isinstance(raw, dict):
                 response = check_message({**raw, "role": "assistant"}, source, f"{where}, response")
         if isinstance(reply.get("usage"), dict):
-            usage = usage_from_openai(reply["usage"])
+            with counts_at(source, f"{where}, response"):
+                usage = usage_from_openai(reply["usage"])
     tools: list[dict[str, Any]] = (
         [t for t in body.get("tools") or [] if isinstance(t, dict)] if isinstance(body.get("tools"), list) else []
     )

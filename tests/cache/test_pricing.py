@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,12 @@ def test_long_context_and_off_peak_factors() -> None:
     sol = table.find("openai", "gpt-6.2-sol")
     big = CacheResult(total=300_000, read=0, write=0, uncached=300_000)
     assert request_cost(big, sol, 1000) == pytest.approx((300_000 * 2.0 * 2 + 1000 * 10.0 * 1.5) / 1e6)
+    # cache reads take cache_mult, uncached input takes input_mult (different here on purpose)
+    skewed = replace(sol, long_context={"threshold": 272_000, "input_mult": 2, "cache_mult": 3, "output_mult": 1})
+    mixed = CacheResult(total=300_000, read=200_000, write=0, uncached=100_000)
+    assert request_cost(mixed, skewed) == pytest.approx((100_000 * 2.0 * 2 + 200_000 * 0.10 * 3) / 1e6)
+    below = CacheResult(total=272_000, read=200_000, write=0, uncached=72_000)
+    assert request_cost(below, skewed) == pytest.approx((72_000 * 2.0 + 200_000 * 0.10) / 1e6)
     flash = table.find("deepseek", "deepseek-flash")
     small = CacheResult(total=1000, read=0, write=0, uncached=1000)
     peak = dt.datetime(2026, 11, 30, 2, 0, tzinfo=dt.UTC).timestamp()  # Monday 02:00 UTC

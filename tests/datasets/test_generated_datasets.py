@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from contextlab.cli import main
-from contextlab.datasets import DATASET_DIR, DATASETS, dataset_path, describe, generate, write_dataset
+from contextlab.datasets import DATASETS, bundled_dataset_dir, dataset_path, describe, generate, write_dataset
 from contextlab.messages import content_text, tool_call_arguments, tool_calls, validate_messages
 from contextlab.transcripts import load_transcript
 from contextlab.transcripts.model import Transcript
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @cache
@@ -31,6 +33,12 @@ def test_regeneration_is_byte_identical_to_the_committed_file(name: str, tmp_pat
     fresh = write_dataset(name, tmp_path)
     assert fresh.read_bytes() == committed.read_bytes()
     assert load_transcript(committed) == _generated(name)
+
+
+def test_the_shipped_folder_is_found_by_package_name() -> None:
+    # An editable install maps the contextlab_datasets package onto the checkout's datasets/ folder.
+    assert bundled_dataset_dir() == REPO / "datasets"
+    assert dataset_path("support-agent") == REPO / "datasets" / "support-agent.jsonl.gz"
 
 
 def test_committed_files_stay_small() -> None:
@@ -90,7 +98,7 @@ def test_cli_list_and_generate(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert all(name in listing for name in DATASETS)
     assert main(["datasets", "generate", "coding-agent-short", "--dir", str(tmp_path)]) == 0
     written = tmp_path / "coding-agent-short.jsonl.gz"
-    assert written.read_bytes() == (DATASET_DIR / "coding-agent-short.jsonl.gz").read_bytes()
+    assert written.read_bytes() == (REPO / "datasets" / "coding-agent-short.jsonl.gz").read_bytes()
     assert main(["datasets", "generate", "coding-agent-short", "--dir", str(tmp_path), "--check"]) == 0
     written.write_bytes(b"")
     assert main(["datasets", "generate", "coding-agent-short", "--dir", str(tmp_path), "--check"]) == 1

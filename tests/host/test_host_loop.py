@@ -13,15 +13,16 @@ import pytest
 from contextlab import HostSettings, replay
 from contextlab.engine import ContextEngine, Message
 from contextlab.errors import TranscriptError
+from contextlab.examples import tool_conversation
 from contextlab.host.compaction import POOL_WORKERS
 from contextlab.transcripts import Transcript
 from contextlab.transcripts.model import HostEvent
 from contextlab.transcripts.native import dump, header_of
-from tests.toy_engines import BaseToy, KeepLastEngine, SelectingEngine, conversation
+from tests.toy_engines import BaseToy, KeepLastEngine, SelectingEngine
 
 
 def run(engine: ContextEngine, transcript: Transcript | None = None, **settings: Any) -> Any:
-    return replay(transcript or conversation(4), engine, HostSettings(**settings))
+    return replay(transcript or tool_conversation(4), engine, HostSettings(**settings))
 
 
 def with_events(transcript: Transcript, *events: HostEvent) -> Transcript:
@@ -128,7 +129,7 @@ def test_a_pre_api_timeout_ends_the_turn_without_sending_and_later_passes_still_
     # small, so the turn-start gate never fires and each turn's first request compresses pre-API.
     engine = HangingEngine(threshold_tokens=4_000, hang=POOL_WORKERS + 2)
     engine.protect_last_n = 1_000
-    result = run(engine, conversation(POOL_WORKERS + 4), compress_timeout_s=0.5, fixed_overhead_tokens=5_000)
+    result = run(engine, tool_conversation(POOL_WORKERS + 4), compress_timeout_s=0.5, fixed_overhead_tokens=5_000)
     engine = result.engine
     trace = result.trace
     timed_out = result.compactions[result.compactions["outcome"] == "timeout"]
@@ -158,7 +159,7 @@ def test_a_pre_api_timeout_ends_the_turn_without_sending_and_later_passes_still_
 def test_a_turn_start_timeout_sends_a_request_that_fits_the_window() -> None:
     engine = HangingEngine(threshold_tokens=500, hang=1, fires=1, arm_after_turns=2)
     engine.protect_last_n = 0
-    result = run(engine, conversation(4), compress_timeout_s=0.5)
+    result = run(engine, tool_conversation(4), compress_timeout_s=0.5)
     passes = result.compactions
     assert passes.iloc[0]["trigger"] == "preflight" and passes.iloc[0]["outcome"] == "timeout"
     assert result.trace["sent"].all()
@@ -168,7 +169,7 @@ def test_a_turn_start_timeout_sends_a_request_that_fits_the_window() -> None:
 def test_a_turn_start_timeout_fails_closed_when_the_request_exceeds_the_window() -> None:
     engine = HangingEngine(threshold_tokens=900, hang=1, fires=1, arm_after_turns=2)
     engine.protect_last_n = 0
-    result = run(engine, conversation(6, tool_chars=1_500), compress_timeout_s=0.5, context_length=2_620)
+    result = run(engine, tool_conversation(6, tool_chars=1_500), compress_timeout_s=0.5, context_length=2_620)
     first_timeout = result.compactions[result.compactions["outcome"] == "timeout"].iloc[0]
     assert first_timeout["trigger"] == "preflight"
     turn = int(first_timeout["turn"])
@@ -202,8 +203,8 @@ def test_on_turn_complete_gets_a_shallow_copy_the_host_history_survives_writes()
 
 
 def test_select_context_runs_again_on_every_recorded_retry() -> None:
-    transcript = with_events(conversation(3), HostEvent(1, "retry", count=2))
-    plain = run(SelectingEngine(lambda req, conv, inc: None), conversation(3))
+    transcript = with_events(tool_conversation(3), HostEvent(1, "retry", count=2))
+    plain = run(SelectingEngine(lambda req, conv, inc: None), tool_conversation(3))
     result = run(SelectingEngine(lambda req, conv, inc: None), transcript)
     assert len(result.engine.seen) == len(plain.engine.seen) + 2
     assert result.trace["retries"].tolist()[0] == 2 and result.trace["retries"].iloc[1:].eq(0).all()
@@ -226,9 +227,9 @@ class AwaitingToy(KeepLastEngine):
 
 
 def test_a_response_without_usage_is_not_reported_unless_a_compaction_awaits_it() -> None:
-    base = conversation(3)
+    base = tool_conversation(3)
     assistants = [i for i, m in enumerate(base.messages) if m["role"] == "assistant"]
-    transcript = with_events(conversation(3), HostEvent(assistants[1], "no_usage"))
+    transcript = with_events(tool_conversation(3), HostEvent(assistants[1], "no_usage"))
     result = run(BaseToy(), transcript)
     assert len(result.engine.usages) == len(result.trace) - 1
     assert result.trace["usage_reported"].tolist().count(False) == 1
@@ -238,11 +239,11 @@ def test_a_response_without_usage_is_not_reported_unless_a_compaction_awaits_it(
 
 def test_usage_less_response_after_a_compaction_reports_an_empty_dict() -> None:
     engine = AwaitingToy(threshold_tokens=900, keep=2)
-    first = run(engine, conversation(4))
+    first = run(engine, tool_conversation(4))
     compacted = first.trace[first.trace["compressed"]]["request"].tolist()
     assert compacted, "the toy must compact for this test to mean anything"
-    assistants = [i for i, m in enumerate(conversation(4).messages) if m["role"] == "assistant"]
-    transcript = with_events(conversation(4), HostEvent(assistants[compacted[0]], "no_usage"))
+    assistants = [i for i, m in enumerate(tool_conversation(4).messages) if m["role"] == "assistant"]
+    transcript = with_events(tool_conversation(4), HostEvent(assistants[compacted[0]], "no_usage"))
     result = run(AwaitingToy(threshold_tokens=900, keep=2), transcript)
     assert {} in result.engine.usages
 
@@ -264,9 +265,9 @@ class SessionToy(BaseToy):
 
 @pytest.mark.parametrize("kind", ["new", "reset"])
 def test_a_new_or_reset_event_ends_resets_and_starts_a_session_with_an_empty_history(kind: str) -> None:
-    base = conversation(4)
+    base = tool_conversation(4)
     users = [i for i, m in enumerate(base.messages) if m["role"] == "user"]
-    result = run(SessionToy(), with_events(conversation(4), HostEvent(users[2], kind)))
+    result = run(SessionToy(), with_events(tool_conversation(4), HostEvent(users[2], kind)))
     calls = [c for c in result.engine.calls if c[0] in ("start", "end", "reset")]
     names = [c[0] for c in calls]
     assert names == ["start", "end", "reset", "start", "end"]
@@ -283,9 +284,9 @@ def test_a_new_or_reset_event_ends_resets_and_starts_a_session_with_an_empty_his
 
 def test_a_misplaced_host_event_is_one_clear_error() -> None:
     with pytest.raises(TranscriptError, match=r"host_events\[0\].*must precede a user message"):
-        run(BaseToy(), with_events(conversation(2), HostEvent(1, "new")))
+        run(BaseToy(), with_events(tool_conversation(2), HostEvent(1, "new")))
     with pytest.raises(TranscriptError, match="outside the"):
-        run(BaseToy(), with_events(conversation(2), HostEvent(99, "retry")))
+        run(BaseToy(), with_events(tool_conversation(2), HostEvent(99, "retry")))
     with pytest.raises(ValueError, match="kind"):
         HostEvent(0, "bogus")
 
@@ -293,9 +294,9 @@ def test_a_misplaced_host_event_is_one_clear_error() -> None:
 def test_host_events_round_trip_in_the_native_format(tmp_path: Path) -> None:
     from contextlab import load_transcript
 
-    plain = conversation(2)
+    plain = tool_conversation(2)
     assert "host_events" not in header_of(plain)  # older files keep their bytes
-    transcript = with_events(conversation(2), HostEvent(0, "new"), HostEvent(1, "retry", count=3))
+    transcript = with_events(tool_conversation(2), HostEvent(0, "new"), HostEvent(1, "retry", count=3))
     dump(transcript, tmp_path / "t.jsonl")
     loaded = load_transcript(tmp_path / "t.jsonl")
     assert loaded.host_events == transcript.host_events
@@ -319,7 +320,7 @@ class ToolToy(BaseToy):
 
 
 def recall_transcript() -> Transcript:
-    transcript = conversation(3)
+    transcript = tool_conversation(3)
     call = {"id": "call_recall", "type": "function", "function": {"name": "toy_recall", "arguments": '{"q": "x"}'}}
     transcript.messages[1:1] = [
         {"role": "assistant", "content": None, "tool_calls": [call]},

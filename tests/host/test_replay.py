@@ -10,6 +10,7 @@ import pytest
 
 from contextlab import HostSettings, replay
 from contextlab.engine import USAGE_KEYS, ContextEngine
+from contextlab.examples import tool_conversation
 from contextlab.host.trace import TIMING_COLUMNS
 from contextlab.messages import validate_messages
 from contextlab.transcripts import CompactionEvent, Transcript
@@ -23,12 +24,11 @@ from tests.toy_engines import (
     SelectingEngine,
     SlowEngine,
     ThreeArgEngine,
-    conversation,
 )
 
 
 def run(engine: ContextEngine, transcript: Transcript | None = None, **settings: Any):
-    return replay(transcript or conversation(6), engine, HostSettings(**settings))
+    return replay(transcript or tool_conversation(6), engine, HostSettings(**settings))
 
 
 def deterministic(frame: pd.DataFrame) -> pd.DataFrame:
@@ -39,7 +39,7 @@ def deterministic(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_one_row_per_recorded_assistant_message() -> None:
-    t = conversation(5)
+    t = tool_conversation(5)
     result = run(BaseToy(), t)
     assert len(result.trace) == t.n_requests == 10
     assert result.trace["request"].tolist() == list(range(10))
@@ -200,7 +200,7 @@ def test_lifecycle_order_and_session_kwargs() -> None:
 
 def test_on_turn_complete_gets_a_clone_the_usage_and_turn_kwargs() -> None:
     engine = RecordingEngine()
-    result = run(engine, conversation(2))
+    result = run(engine, tool_conversation(2))
     engine = result.engine
     first = next(c[1] for c in engine.calls if c[0] == "on_turn_complete")
     assert first["api_call_count"] == 2
@@ -241,7 +241,7 @@ def test_compaction_commits_sets_the_sentinel_and_defers_post_tool() -> None:
 
 
 def test_pre_api_compaction_is_refunded_no_request_lost() -> None:
-    t = conversation(6)
+    t = tool_conversation(6)
     result = run(KeepLastEngine(threshold_tokens=900), t)
     assert len(result.trace) == t.n_requests
 
@@ -266,7 +266,7 @@ def test_old_three_argument_compress_is_called_with_filtered_kwargs() -> None:
 def test_compress_timeout_discards_the_pass() -> None:
     engine = SlowEngine(threshold_tokens=900)
     try:
-        result = run(engine, conversation(3), compress_timeout_s=0.05)
+        result = run(engine, tool_conversation(3), compress_timeout_s=0.05)
     finally:
         engine.release.set()
     assert (result.compactions["outcome"] == "timeout").any()
@@ -300,7 +300,7 @@ def test_prune_commits_only_a_new_list_with_positive_count() -> None:
 
 
 def test_manual_compaction_passes_focus_and_force() -> None:
-    t = conversation(4)
+    t = tool_conversation(4)
     engine = KeepLastEngine(threshold_tokens=10**9)
     result = run(engine, t, manual_compactions={2: "database schema"})
     engine = result.engine
@@ -311,7 +311,7 @@ def test_manual_compaction_passes_focus_and_force() -> None:
 
 
 def test_manual_events_in_the_transcript_are_replayed() -> None:
-    t = conversation(4)
+    t = tool_conversation(4)
     t.events.append(CompactionEvent(message_index=8, trigger="manual", focus_topic="auth"))
     engine = KeepLastEngine(threshold_tokens=10**9)
     result = run(engine, t)
@@ -332,7 +332,7 @@ def test_a_real_user_turn_survives_compaction() -> None:
             self.compression_count += 1
             return [{"role": "assistant", "content": "summary only"}]
 
-    t = conversation(3)
+    t = tool_conversation(3)
     result = run(DropUsers(threshold_tokens=10**9), t, manual_compactions={2: None})
     # The engine kept only its summary; the host re-inserted the latest real user ask after it.
     assert result.compactions["messages_after"].tolist() == [2]
@@ -342,7 +342,7 @@ def test_a_real_user_turn_survives_compaction() -> None:
 
 
 def test_overflow_compresses_then_records_the_overflow() -> None:
-    t = conversation(8, tool_chars=40_000)
+    t = tool_conversation(8, tool_chars=40_000)
     none = run(BaseToy(threshold_tokens=10**9), t, context_length=64_000)
     assert none.summary["overflows"] > 0
     assert none.trace["overflow"].iloc[-1]
@@ -373,7 +373,7 @@ def test_fixed_overhead_is_added_to_exact_and_rough_counts() -> None:
 
 
 def test_every_request_is_structurally_valid_for_a_compacting_engine() -> None:
-    result = run(KeepLastEngine(threshold_tokens=700, keep=3), conversation(10))
+    result = run(KeepLastEngine(threshold_tokens=700, keep=3), tool_conversation(10))
     assert result.summary["compactions"] >= 2
     assert result.summary["violations"] == 0
 
@@ -421,7 +421,7 @@ def test_deferral_skips_the_gates_only_while_the_estimate_is_not_anchored() -> N
         def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
             return True
 
-    t = conversation(4)
+    t = tool_conversation(4)
     t.messages[0]["content"] = "a long first ask " * 300  # over the threshold before any real usage
     eager = run(KeepLastEngine(threshold_tokens=300), t)
     deferring = run(Deferring(threshold_tokens=300), t)

@@ -11,15 +11,16 @@ import pandas as pd
 from contextlab import replay
 from contextlab.cache.observer import CacheObserver
 from contextlab.engine import Message
+from contextlab.examples import tool_conversation
 from contextlab.host.observers import RequestView
 from contextlab.measure import MeasureProbe, engine_diagnostics, targets_for
 from contextlab.measure.text import message_payload
 from contextlab.transcripts import GoldFact, Transcript
-from tests.toy_engines import KeepLastEngine, conversation
+from tests.toy_engines import KeepLastEngine
 
 
 def planted() -> Transcript:
-    t = conversation(8)
+    t = tool_conversation(8)
     t.messages[0]["content"] += " The deploy key is KEY-7781. Never touch the prod database."
     t.messages[2]["content"] += "\nERROR: cache shard 42 offline"
     t.facts = [

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from contextlab.cli import main
+from contextlab.examples import tool_conversation
 from contextlab.transcripts import load_transcript, load_transcripts, save_transcript
-from tests.toy_engines import conversation
 from tests.transcripts.transcript_samples import SAMPLES, render
 
 
 @pytest.fixture()
 def transcript_file(tmp_path: Path) -> Path:
     path = tmp_path / "synthetic.jsonl"
-    save_transcript(conversation(4), path)
+    save_transcript(tool_conversation(4), path)
     return path
 
 

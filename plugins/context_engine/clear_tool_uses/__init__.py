@@ -65,7 +65,6 @@ class ClearToolUsesEngine(ContextEngine):
         self.threshold_percent = self.hard_cap_fraction
         self.context_length = int(context_length)
         self.threshold_tokens = int(self.context_length * self.hard_cap_fraction)
-        self.clear_events = 0
         self._tokens = parts.TokenEstimator()
 
     @property
@@ -146,7 +145,6 @@ class ClearToolUsesEngine(ContextEngine):
         out, freed, cleared = self._clear(messages, trigger - self.clear_at_least, tokens)
         if cleared == 0 or freed < self.clear_at_least:
             return messages, 0  # hysteresis: a small reclaim is not worth a cache break
-        self.clear_events += 1
         return out, cleared
 
     def compress(

@@ -27,7 +27,7 @@ from typing import Any
 
 import cloudpickle
 
-from contextlab.bench_cells import Job, Outcome, install_shared, run_cell
+from contextlab.bench.cells import Job, Outcome, install_shared, run_cell
 
 OnDone = Callable[[Outcome], None]
 OnLost = Callable[[Job, str, str], Outcome]

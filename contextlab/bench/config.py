@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from contextlab.bench_grid import suggest
+from contextlab.bench.grid import suggest
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
 

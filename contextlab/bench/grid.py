@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contextlab.bench_cells import Grid, engine_label
+from contextlab.bench.cells import Grid, engine_label
 from contextlab.engine import ContextEngine
 from contextlab.engines import EngineSpec, known_engine_names, resolve_engine
 from contextlab.errors import ConfigError

@@ -20,7 +20,7 @@ from typing import Any
 import cloudpickle
 import pandas as pd
 
-from contextlab.bench_cells import (
+from contextlab.bench.cells import (
     Job,
     Outcome,
     Shared,
@@ -33,10 +33,10 @@ from contextlab.bench_cells import (
     transcript_digest,
     transcript_weight,
 )
-from contextlab.bench_grid import check_engine_names, expand_grid, plan
-from contextlab.bench_schema import write_table
-from contextlab.bench_sources import load_source
-from contextlab.bench_store import CellStore
+from contextlab.bench.grid import check_engine_names, expand_grid, plan
+from contextlab.bench.schema import write_table
+from contextlab.bench.sources import load_source
+from contextlab.bench.store import CellStore
 from contextlab.engines import EngineSpec
 from contextlab.errors import ConfigError
 from contextlab.host.observers import RequestObserver
@@ -241,11 +241,11 @@ def _execute(
         return failed_outcome(shared, job, status, reason)
 
     if executor == "dask":
-        from contextlab.bench_dask import run_dask
+        from contextlab.bench.dask import run_dask
 
         run_dask(blob, scheduled, workers, scheduler, done, lost)
         return
-    from contextlab.bench_pool import LocalPool
+    from contextlab.bench.pool import LocalPool
 
     LocalPool(blob, min(workers, len(todo)), run_timeout).run(scheduled, done, lost)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import cloudpickle
 
-from contextlab.bench_cells import Job, Outcome, install_shared, installed, run_cell
+from contextlab.bench.cells import Job, Outcome, install_shared, installed, run_cell
 from contextlab.errors import ConfigError
 
 _LOADED: dict[str, str] = {}

@@ -2,7 +2,7 @@
 
 Each cell is one file ``<out>/cells/<key>.pkl`` written to a temporary name and renamed into place,
 so an interrupted sweep (Ctrl-C, a killed machine) leaves only whole cells behind. The key covers
-everything that decides a cell's result (see :func:`contextlab.bench_cells.cell_key`), including the
+everything that decides a cell's result (see :func:`contextlab.bench.cells.cell_key`), including the
 contextlab version, so a cell is never reused for other inputs. Failed cells are not stored: a re-run
 tries them again.
 """
@@ -13,7 +13,7 @@ import os
 import pickle
 from pathlib import Path
 
-from contextlab.bench_cells import Outcome
+from contextlab.bench.cells import Outcome
 
 CELL_FOLDER = "cells"
 

@@ -1,4 +1,4 @@
-"""Run a :class:`~contextlab.bench_config.BenchConfig` and write everything a sweep leaves behind.
+"""Run a :class:`~contextlab.bench.config.BenchConfig` and write everything a sweep leaves behind.
 
 ``<out>/`` receives ``config.yaml`` (first, so an interrupted sweep still says what it was), ``cells/``
 (finished cells, for resume), then ``trace``, ``compactions`` and ``summary`` (CSV or Parquet),
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from contextlab.bench import BenchResult, bench, collect_transcripts
-from contextlab.bench_config import BenchConfig
+from contextlab.bench.config import BenchConfig
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
 
