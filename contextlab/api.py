@@ -8,11 +8,12 @@ from typing import Any
 
 import pandas as pd
 
-from contextlab.engines import EngineSpec, resolve_engine
+from contextlab.engines import EngineSpec, engine_label
 from contextlab.host.observers import RequestObserver
 from contextlab.host.replay import run_replay
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import ReplayResult
+from contextlab.plugins import resolve_engine
 from contextlab.probes import default_observers
 from contextlab.tokens import ExactCounter
 from contextlab.transcripts import Transcript, load_transcript
@@ -49,7 +50,7 @@ def replay(
         (settings or HostSettings()).with_(**setting_overrides) if setting_overrides else (settings or HostSettings())
     )
     instance = resolve_engine(engine, params)
-    label = _engine_label(engine, instance)
+    label = engine_label(engine)  # the label a failed run of this spec gets too
     observers = list(observers)
     if probes:
         observers += default_observers(transcript, observers, max_attempts=settings.max_attempts)
@@ -87,12 +88,3 @@ def params_label(settings: HostSettings, params: Mapping[str, Any] | None) -> st
     given = dict(params or {})
     parts += [f"{k}={given[k]!r}" for k in sorted(given)]
     return ",".join(parts)
-
-
-def _engine_label(spec: EngineSpec, instance: Any) -> str:
-    if isinstance(spec, str):
-        return spec
-    try:
-        return str(instance.name)
-    except Exception:
-        return type(instance).__name__

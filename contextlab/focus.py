@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.engine import Message
-from contextlab.engines import EngineSpec, resolve_engine
+from contextlab.engines import EngineSpec
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
 from contextlab.host.turns import plan_turns
 from contextlab.messages import clone_messages, content_text
+from contextlab.plugins import resolve_engine
 from contextlab.tokens import RoughCounter
 from contextlab.transcripts import Transcript
 

@@ -37,7 +37,11 @@ def declared_types() -> dict[str, pa.DataType]:
     return out
 
 
-def _declared(name: str) -> pa.DataType | None:
+def _declared(name: str, kind: str | None = None) -> pa.DataType | None:
+    if kind in schema.FRAMES:  # the frame's own declaration first: a name may differ by frame
+        own = schema.find(kind, name)
+        if own is not None:
+            return _arrow(own.dtype)
     types = declared_types()
     if name in types:
         return types[name]
@@ -73,11 +77,13 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
-def arrow_table(frame: pd.DataFrame) -> pa.Table:
-    """``frame`` as an Arrow table with the declared types (lists stay lists)."""
+def arrow_table(frame: pd.DataFrame, kind: str | None = None) -> pa.Table:
+    """``frame`` as an Arrow table with the declared types (lists stay lists). ``kind`` names the frame
+    (``"summary"``: its ``select_context_used`` is a count, the trace's a flag); without it a name takes
+    the type of its first declaration."""
     import pyarrow as pa
 
-    arrays = [_column(frame[name], _declared(str(name))) for name in frame.columns]
+    arrays = [_column(frame[name], _declared(str(name), kind)) for name in frame.columns]
     return pa.Table.from_arrays(arrays, names=[str(name) for name in frame.columns])
 
 
@@ -92,8 +98,9 @@ def csv_ready(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write_frame(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``.parquet`` (declared schema) or ``.csv`` atomically (a temporary file renamed into place)."""
+def write_frame(frame: pd.DataFrame, path: str | Path, kind: str | None = None) -> Path:
+    """Write ``.parquet`` (declared schema; ``kind`` as in :func:`arrow_table`) or ``.csv`` atomically
+    (a temporary file renamed into place)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".parquet"):
@@ -106,6 +113,6 @@ def write_frame(frame: pd.DataFrame, path: str | Path) -> Path:
     else:
         import pyarrow.parquet as pq
 
-        pq.write_table(arrow_table(frame), tmp)
+        pq.write_table(arrow_table(frame, kind), tmp)
     tmp.replace(path)
     return path

@@ -14,6 +14,9 @@ file (providers, tools, platforms...) is ignored, as it does not change what a r
 ``compression.protect_first_n``    the compressor's ``protect_first_n``
 ``compression.protect_last_n``     the compressor's ``protect_last_n``
 ``compression.abort_on_summary_failure``  the compressor's ``abort_on_summary_failure``
+``compression.micro_compact``      the compressor's ``micro_compact`` (default off)
+``compression.micro_compact_every_n_turns``  the compressor's ``micro_compact_every_n_turns``
+``compression.micro_compact_defrag_threshold_tokens``  its ``micro_compact_defrag_threshold_tokens``
 =================================  ==============================================================
 
 The ``compression.*`` engine keys reach only the built-in compressor (``compressor`` and
@@ -29,10 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
+from contextlab.yaml_file import read_yaml
 
 COMPRESSOR_ENGINES = frozenset({"compressor", "hermes.compressor"})
 """Engines the host configures from ``compression.*`` (its built-in ``ContextCompressor``)."""
@@ -43,7 +45,12 @@ _COMPRESSOR_KEYS: dict[str, tuple[str, type]] = {
     "protect_first_n": ("protect_first_n", int),
     "protect_last_n": ("protect_last_n", int),
     "abort_on_summary_failure": ("abort_on_summary_failure", bool),
+    "micro_compact": ("micro_compact", bool),
+    "micro_compact_every_n_turns": ("micro_compact_every_n_turns", int),
+    "micro_compact_defrag_threshold_tokens": ("micro_compact_defrag_threshold_tokens", int),
 }
+PORT_ONLY_KEYS = frozenset({"micro_compact", "micro_compact_every_n_turns", "micro_compact_defrag_threshold_tokens"})
+"""Compressor parameters of newer hosts than the packaged one: the ``compressor`` port only."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +78,11 @@ class HostConfig:
         """Engine parameters: the file's compressor keys (for the compressor only) under ``params``."""
         if engine not in COMPRESSOR_ENGINES:
             return dict(params)
-        return {**self.compressor_params, **params}
+        mine = self.compressor_params
+        if engine != "compressor":
+            # The real host of ``hermes.compressor`` (PyPI 0.19.0) predates micro-compaction.
+            mine = {k: v for k, v in mine.items() if k not in PORT_ONLY_KEYS}
+        return {**mine, **params}
 
 
 def load_host_config(path: str | Path) -> HostConfig:
@@ -81,14 +92,7 @@ def load_host_config(path: str | Path) -> HostConfig:
         ConfigError: Unreadable file, bad YAML, or a mapped key of the wrong type (file and key named).
     """
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: invalid YAML: {getattr(error, 'problem', error)}") from None
+    data = read_yaml(path)
     data = {} if data is None else data
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")

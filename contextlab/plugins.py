@@ -24,11 +24,16 @@ unavailable with its reason and never stops the others. ``$CONTEXTLAB_LOAD_PLUGI
 user, entry point) are considered; bundled ones always are.
 Plugins are never auto-activated: :func:`engine_from_config` reads ``context: engine:`` from a
 ``config.yaml``, as the host does.
+
+Discovery leaves one winner per name in a generic :class:`contextlab.registry.Registry` of engine
+factories (:meth:`EngineRegistry.table`); :func:`resolve_engine` resolves every engine name there,
+built-ins included (``docs/architecture.md``, "One registry").
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -43,11 +48,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from contextlab.bundled import PLUGINS_PACKAGE, package_folder
 from contextlab.compat import engine_bases
 from contextlab.engine import ContextEngine, clone_engine, is_engine, is_engine_class
+from contextlab.engines import BUILTINS, EngineSpec, builtin_engine_class, engine_label
 from contextlab.errors import ConfigError, EngineError
+from contextlab.registry import Registry as NameRegistry
+from contextlab.yaml_file import read_yaml
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +68,7 @@ LOAD_PLUGINS_ENV = "CONTEXTLAB_LOAD_PLUGINS"
 QUALIFY_BYTES = 8192
 """The host only considers a user folder whose ``__init__.py`` mentions the engine API in its first 8 KB."""
 QUALIFY_WORDS = ("register_context_engine", "ContextEngine")
-BUNDLED_PACKAGE = "contextlab_plugins"
+BUNDLED_PACKAGE = PLUGINS_PACKAGE
 """Import name of the bundled plugins in an installed wheel (``plugins/`` mapped by setuptools)."""
 SOURCES = ("builtin", "bundled", "folder", "user", "entry_point", "registered")
 
@@ -134,8 +141,8 @@ class PluginContext:
             )
         if self.engine is not None and self.first_wins:
             message = (
-                f"{self.label}: a context engine ({_engine_name(self.engine)!r}) is already registered; "
-                f"ignoring {_engine_name(engine)!r}"
+                f"{self.label}: a context engine ({engine_label(self.engine)!r}) is already registered; "
+                f"ignoring {engine_label(engine)!r}"
             )
             log.warning(message)
             self.warnings.append(message)
@@ -143,8 +150,8 @@ class PluginContext:
         if self.engine is not None:
             # Not a warning: the host replaces silently; the note says which one won.
             self.warnings.append(
-                f"{self.label}: {_engine_name(engine)!r} replaces the engine registered before it "
-                f"({_engine_name(self.engine)!r})"
+                f"{self.label}: {engine_label(engine)!r} replaces the engine registered before it "
+                f"({engine_label(self.engine)!r})"
             )
         self.engine = engine
 
@@ -275,17 +282,9 @@ def _discover_in_module(module: types.ModuleType, label: str, *, first_wins: boo
 
 
 def bundled_plugin_dir() -> Path | None:
-    """The bundled ``context_engine`` folder: the source checkout's, else the installed package's."""
-    checkout = Path(__file__).resolve().parent.parent / "plugins" / "context_engine"
-    if checkout.is_dir():
-        return checkout
-    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
-    if spec is not None and spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            installed = Path(location) / "context_engine"
-            if installed.is_dir():
-                return installed
-    return None
+    """The bundled ``context_engine`` folder, found through the ``contextlab_plugins`` package (the
+    checkout's ``plugins/`` in an editable install, site-packages otherwise)."""
+    return package_folder(BUNDLED_PACKAGE, "context_engine")
 
 
 def read_plugin_yaml(folder: Path) -> dict[str, str]:
@@ -297,12 +296,7 @@ def read_plugin_yaml(folder: Path) -> dict[str, str]:
     path = folder / "plugin.yaml"
     if not path.is_file():
         raise EngineError(f"{path}: missing plugin.yaml (expected name, description, version)")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise EngineError(f"{path}{where}: invalid YAML: {getattr(error, 'problem', error)}") from error
+    data = read_yaml(path, error=EngineError)
     if not isinstance(data, dict):
         raise EngineError(f"{path}: expected a mapping with name, description, version; got {type(data).__name__}")
     out: dict[str, str] = {}
@@ -476,14 +470,20 @@ def _entry_point_loader(ep: metadata.EntryPoint, info: PluginInfo) -> Callable[[
 # --------------------------------------------------------------------------- the registry
 
 
-class Registry:
-    """All discovered engines for a set of plugin folders; loads each plugin at most once."""
+class EngineRegistry:
+    """All discovered engines for a set of plugin folders; loads each plugin at most once.
+
+    Discovery applies the host's precedence rules (module docstring) to every source, built-ins
+    included, and leaves one winner per name in a generic :class:`contextlab.registry.Registry`:
+    every engine name, built-in or plugin, resolves through that one table.
+    """
 
     def __init__(self, paths: Iterable[str | Path] = ()) -> None:
         self._lock = threading.RLock()
         self._extra_paths = [Path(p) for p in paths]
         self._registered: list[PluginInfo] = []
         self._infos: dict[str, PluginInfo] | None = None
+        self._table: NameRegistry[Factory] | None = None
         self.shadowed: list[PluginInfo] = []
         self._warned: set[str] = set()
 
@@ -503,20 +503,20 @@ class Registry:
                 )
             if folder not in self._extra_paths:
                 self._extra_paths.append(folder)
-            self._infos = None
+            self._infos = self._table = None
 
     def register_module(self, module: str | types.ModuleType) -> str:
         """Load an engine through a module's ``register(ctx)``; returns its name."""
         mod = importlib.import_module(module) if isinstance(module, str) else module
         factory = _factory_from_module(mod, mod.__name__, per_load=False)
-        name = _engine_name(factory({}))
+        name = engine_label(factory({}))
         return self._add_registered(name, mod.__name__, factory, mod.__doc__)
 
     def register_engine(self, engine: type[ContextEngine] | ContextEngine, name: str | None = None) -> str:
         """Make a class or instance resolvable by name (the notebook prototyping path)."""
         label = name or str(getattr(engine, "__name__", type(engine).__name__))
         factory = factory_from_object(engine, label)
-        resolved = name or _engine_name(factory({}))
+        resolved = name or engine_label(factory({}))
         return self._add_registered(resolved, f"{type(engine).__module__}", factory, engine.__doc__)
 
     def _add_registered(self, name: str, location: str, factory: Factory, doc: str | None) -> str:
@@ -525,13 +525,13 @@ class Registry:
         info._factory = factory
         with self._lock:
             self._registered = [i for i in self._registered if i.name != name] + [info]
-            self._infos = None
+            self._infos = self._table = None
         return name
 
     def refresh(self) -> None:
         """Forget discovery results (a new folder, an installed distribution, a changed env var)."""
         with self._lock:
-            self._infos = None
+            self._infos = self._table = None
 
     # -- discovery
 
@@ -542,13 +542,26 @@ class Registry:
                 self._infos = self._discover()
             return self._infos
 
-    def _discover(self) -> dict[str, PluginInfo]:
-        from contextlab.engines import BUILTIN_ENGINES
+    def table(self) -> NameRegistry[Factory]:
+        """The winners of discovery as one generic registry of engine factories (name → factory)."""
+        with self._lock:
+            infos = self.infos()
+            if self._table is None:
+                table: NameRegistry[Factory] = NameRegistry("engine", error=EngineError, cache=False)
+                for name in sorted(infos):
+                    info = infos[name]
+                    table.register(
+                        name,
+                        loader=functools.partial(self._load, info),
+                        description=info.description,
+                        source=info.source,
+                    )
+                self._table = table
+            return self._table
 
-        candidates: list[PluginInfo] = [
-            PluginInfo(name, "builtin", target, description=_builtin_description(name), version=_own_version())
-            for name, target in sorted(BUILTIN_ENGINES.items())
-        ]
+    def _discover(self) -> dict[str, PluginInfo]:
+        candidates = [_builtin_info(entry.name, entry.target, entry.description) for entry in BUILTINS.entries()]
+        candidates.sort(key=lambda info: info.name)
         bundled = bundled_plugin_dir()
         if bundled is not None:
             candidates += _folder_infos(bundled, "bundled")
@@ -605,22 +618,18 @@ class Registry:
     # -- loading
 
     def factory(self, name: str) -> Factory:
-        """The engine factory for ``name`` (imports the plugin once)."""
-        info = self.infos().get(name)
-        if info is None:
-            raise EngineError(unknown_engine_message(name, self.names()))
+        """The engine factory for ``name`` (imports the plugin once).
+
+        Raises:
+            EngineError: Unknown name (with "did you mean"), or the plugin fails to load.
+        """
+        return self.table().lookup(name)
+
+    def _load(self, info: PluginInfo) -> Factory:
+        """Load one discovered engine (any source, built-ins included), recording whether it is available."""
+        name = info.name
         with self._lock:
             if info._factory is not None:
-                return info._factory
-            if info.source == "builtin":
-                from contextlab.engines import builtin_engine_class
-
-                try:
-                    info._factory = _class_factory(builtin_engine_class(name), name)
-                except EngineError as error:
-                    info.available, info.error = False, str(error)
-                    raise
-                info.available = True
                 return info._factory
             if info._loader is None:
                 raise EngineError(f"engine {name!r} ({info.location}) is unavailable: {info.error}")
@@ -638,7 +647,7 @@ class Registry:
     def load(self, name: str, params: Mapping[str, Any] | None = None) -> ContextEngine:
         """A fresh engine instance named ``name`` (``params`` go to its constructor)."""
         engine = self.factory(name)(dict(params or {}))
-        actual = _engine_name(engine)
+        actual = engine_label(engine)
         if actual != name:
             log.warning("engine loaded as %r reports name %r", name, actual)
         return engine
@@ -652,12 +661,15 @@ class Registry:
         return [infos[n] for n in sorted(infos)]
 
 
+def _builtin_info(name: str, target: str, description: str) -> PluginInfo:
+    """A built-in engine as a discovered plugin: loaded through the same path as every other source."""
+    info = PluginInfo(name, "builtin", target, description=description or _builtin_description(name))
+    info.version = _own_version()
+    info._loader = lambda: _class_factory(builtin_engine_class(name), name)
+    return info
+
+
 def _builtin_description(name: str) -> str:
-    from contextlab.engines import BUILTIN_DESCRIPTIONS, builtin_engine_class
-
-    if name in BUILTIN_DESCRIPTIONS:
-        return BUILTIN_DESCRIPTIONS[name]
-
     try:
         doc = (builtin_engine_class(name).__doc__ or "").strip()
     except Exception as error:
@@ -688,35 +700,17 @@ def _allowed_third_party() -> set[str] | None:
     return {n.strip() for n in raw.split(",") if n.strip()}
 
 
-def _engine_name(engine: ContextEngine) -> str:
-    try:
-        return str(engine.name)
-    except Exception:
-        return type(engine).__name__
-
-
-def unknown_engine_message(name: str, names: list[str]) -> str:
-    """ "unknown engine 'x'; did you mean 'y'? (available: ...)"."""
-    import difflib
-
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown engine {name!r}{hint} (available: {', '.join(names)})"
-
-
 # --------------------------------------------------------------------------- module-level API
 
-_default = Registry()
+Registry = EngineRegistry
+"""The older name of :class:`EngineRegistry` (kept: scripts and tests build ``plugins.Registry([folder])``)."""
+
+_default = EngineRegistry()
 
 
-def default_registry() -> Registry:
+def default_registry() -> EngineRegistry:
     """The process-wide registry :func:`contextlab.replay` resolves names through."""
     return _default
-
-
-def discovered_names() -> list[str]:
-    """Names of every discovered engine (builtin and plugins)."""
-    return _default.names()
 
 
 def load_engine(name: str, params: Mapping[str, Any] | None = None) -> ContextEngine:
@@ -759,35 +753,56 @@ def refresh() -> None:
 def engine_from_config(path: str | Path) -> str:
     """The engine a host ``config.yaml`` selects (``context: engine: <name>``; default ``compressor``).
 
+    Read by :func:`contextlab.hostconfig.load_host_config`, the one reader of that file.
+
     Raises:
         ConfigError: Unreadable file, bad YAML or a wrongly shaped ``context`` section.
     """
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from error
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: invalid YAML: {getattr(error, 'problem', error)}") from error
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    context = data.get("context", {})
-    if context is None:
-        context = {}
-    if not isinstance(context, dict):
-        raise ConfigError(f"{path}: 'context' must be a mapping with an 'engine' key")
-    name = context.get("engine", "compressor")
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError(f"{path}: context.engine must be a non-empty string, got {name!r}")
-    return name.strip()
+    from contextlab.hostconfig import load_host_config
+
+    return load_host_config(path).engine
 
 
 def load_config_engine(path: str | Path, params: Mapping[str, Any] | None = None) -> ContextEngine:
     """The engine a ``config.yaml`` selects, loaded (never auto-activates anything else)."""
-    from contextlab.engines import resolve_engine
-
     return resolve_engine(engine_from_config(path), params)
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+def known_engine_names() -> list[str]:
+    """Names :func:`resolve_engine` accepts: built-ins and discovered plugins."""
+    return _default.names()
+
+
+def resolve_engine(spec: EngineSpec, params: Mapping[str, Any] | None = None) -> ContextEngine:
+    """A fresh engine instance for one run: the one way a name, a class or an instance becomes an engine.
+
+    Args:
+        spec: A name (built-in or plugin, resolved through the default registry), a ``ContextEngine``
+            subclass, or an instance (cloned with ``clone_for_agent()``, so the caller's object is
+            never touched by the replay).
+        params: Constructor keyword arguments (names and classes only).
+
+    Raises:
+        EngineError: Unknown name (with suggestions), bad parameters, or a failing constructor.
+    """
+    params = dict(params or {})
+    if isinstance(spec, str):
+        return _default.load(spec, params)
+    if is_engine(spec):
+        if params:
+            raise EngineError("parameters cannot be applied to an engine instance; pass its class instead")
+        try:
+            cloned: ContextEngine = clone_engine(spec)
+        except Exception as error:
+            raise EngineError(
+                f"engine {engine_label(spec)!r} could not be copied (clone_for_agent raised "  # type: ignore[arg-type]
+                f"{type(error).__name__}: {error})"
+            ) from None
+        return cloned
+    if is_engine_class(spec):
+        assert isinstance(spec, type)
+        return _class_factory(spec, spec.__name__)(params)
+    raise EngineError(f"cannot use {spec!r} as an engine: expected a name, a ContextEngine subclass or an instance")

@@ -18,8 +18,15 @@ from dataclasses import dataclass, field, fields
 from functools import cache
 from typing import Any, Literal, get_args
 
-Frame = Literal["trace", "compactions", "summary", "probes"]
-"""The tables a replay returns: ``ReplayResult.trace`` / ``.compactions`` / ``.summary`` / ``.frames["probes"]``."""
+Frame = Literal["trace", "compactions", "summary", "probes", "compaction_diff", "compaction_items", "faithfulness"]
+"""The tables a replay returns: ``ReplayResult.trace`` / ``.compactions`` / ``.summary``, and the measurement
+probe's ``ReplayResult.frames`` (``probes``, ``compaction_diff``, ``compaction_items``, ``faithfulness``)."""
+
+TargetKind = Literal["fact", "identifier", "error", "artifact", "instruction", "task"]
+"""What a measurement target is (``contextlab.measure.targets.KINDS``, in column order)."""
+
+ItemOutcome = Literal["kept", "summarised", "removed"]
+"""What a committed compaction did to a target: kept its text, summarised it, or dropped it."""
 
 DType = Literal["str", "int", "float", "bool"]
 """Logical column type (the Parquet writer maps it to an Arrow type)."""
@@ -34,8 +41,10 @@ Source = Literal["host", "cache", "probe", "measure", "diagnostics", "bench"]
 Phase = Literal["turn_start", "tool_loop"]
 """Trace ``phase``: the first request of a user turn, or one inside its tool loop."""
 
-Trigger = Literal["manual", "preflight", "pre_api", "post_tool", "overflow", "prune"]
-"""Compactions ``trigger``: which host gate ran the pass (``prune`` is ``prune_tool_results_only``)."""
+Trigger = Literal["manual", "preflight", "maintenance", "pre_api", "post_tool", "overflow", "prune", "micro"]
+"""Compactions ``trigger``: which host gate ran the pass (``maintenance`` is the turn-start pass an
+engine asks for through ``should_compress_preflight`` below the threshold, ``prune`` is
+``prune_tool_results_only``, ``micro`` the built-in compressor's opt-in micro-compaction after a turn)."""
 
 Outcome = Literal["committed", "noop", "timeout", "error", "invalid", "grew"]
 """Compactions ``outcome``: whether the pass's result replaced the history, and if not why."""
@@ -199,7 +208,12 @@ COMPACTIONS = _cols(
         *_LABELS,
         ("turn", "int", "index", "user turn of the pass"),
         ("request", "int", "index", "the request the pass ran before"),
-        ("trigger", "str", "", "the gate: `manual`, `preflight`, `pre_api`, `post_tool`, `overflow` or `prune`"),
+        (
+            "trigger",
+            "str",
+            "",
+            "the gate: " + ", ".join(f"`{value}`" for value in get_args(Trigger)),
+        ),
         ("focus_topic", "str", "", "the focus topic of a manual compaction"),
         ("outcome", "str", "", "`committed`, `noop`, `timeout`, `error`, `invalid` or `grew`"),
         ("reason", "str", "", "why an uncommitted pass was not taken"),
@@ -357,16 +371,72 @@ PROBES = _cols(
 )
 """The ``probes`` frame: per request and target group."""
 
+COMPACTION_DIFF = _cols(
+    "compaction_diff",
+    "measure",
+    (
+        *_LABELS,
+        ("request", "int", "index", "the request the committed compaction ran before"),
+        ("messages_before", "int", "messages", "history messages before the compaction"),
+        ("messages_after", "int", "messages", "history messages after it"),
+        ("messages_kept", "int", "messages", "messages kept unchanged"),
+        ("messages_rewritten", "int", "messages", "messages kept with changed content"),
+        ("messages_summarised", "int", "messages", "messages replaced by engine-written rows"),
+        ("messages_removed", "int", "messages", "messages dropped with nothing written in their place"),
+        ("messages_written", "int", "messages", "engine-written rows"),
+        *(
+            (f"{kind}_{outcome}", "int", "count", f"{kind} targets {outcome}")
+            for kind in get_args(TargetKind)
+            for outcome in get_args(ItemOutcome)
+        ),
+    ),
+)
+"""The ``compaction_diff`` frame: one row per committed compaction, message and target tallies."""
+
+COMPACTION_ITEMS = _cols(
+    "compaction_items",
+    "measure",
+    (
+        *_LABELS,
+        ("request", "int", "index", "the request the committed compaction ran before"),
+        ("kind", "str", "", "target kind"),
+        ("key", "str", "", "the target's identity (fact key, path, identifier, ...)"),
+        ("text", "str", "", "the target's text (first 160 characters)"),
+        ("category", "str", "", "the target's category"),
+        ("origin", "str", "", "where the target came from (planted or mined, and which message role)"),
+        ("outcome", "str", "", "`summarised` or `removed`"),
+        ("needed_later", "bool", "flag", "a later request used the target"),
+        ("later_uses", "int", "count", "later requests that used it"),
+        ("next_use", "int", "index", "transcript index of the next use"),
+    ),
+)
+"""The ``compaction_items`` frame: each target a committed compaction summarised or removed."""
+
+FAITHFULNESS = _cols(
+    "faithfulness",
+    "measure",
+    (
+        *_LABELS,
+        ("request", "int", "index", "the request the engine-written row was checked at"),
+        ("finding", "str", "", "`unsupported_identifier` or `status_upgrade`"),
+        ("text", "str", "", "the identifier or sentence found"),
+    ),
+)
+"""The ``faithfulness`` frame: what the summary checks found in engine-written rows."""
+
 TRACE = HOST_TRACE + CACHE_TRACE + PROBE_TRACE + MEASURE_TRACE + MEASURE_POST_TRACE
 """Every trace column."""
 
-ALL: tuple[Column, ...] = TRACE + COMPACTIONS + SUMMARY + PROBES
+ALL: tuple[Column, ...] = TRACE + COMPACTIONS + SUMMARY + PROBES + COMPACTION_DIFF + COMPACTION_ITEMS + FAITHFULNESS
 
 FRAMES: dict[Frame, tuple[Column, ...]] = {
     "trace": TRACE,
     "compactions": COMPACTIONS,
     "summary": SUMMARY,
     "probes": PROBES,
+    "compaction_diff": COMPACTION_DIFF,
+    "compaction_items": COMPACTION_ITEMS,
+    "faithfulness": FAITHFULNESS,
 }
 
 
@@ -452,6 +522,14 @@ def markdown_table(columns: Iterable[Column]) -> str:
     return "\n".join(lines)
 
 
+def generated_tables() -> dict[Frame, str]:
+    """Per frame, the block ``docs/frames.md`` holds verbatim (``python -m contextlab.schema`` prints them)."""
+    return {
+        frame: f"<!-- columns:{frame} -->\n{markdown_table(columns)}\n<!-- /columns:{frame} -->"
+        for frame, columns in FRAMES.items()
+    }
+
+
 def literal_values(kind: object) -> tuple[str, ...]:
     """The values of a ``Literal`` type (``literal_values(Outcome)``)."""
     return tuple(str(v) for v in get_args(kind))
@@ -533,3 +611,7 @@ class RunSummary:
 
 SUMMARY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(RunSummary) if f.name != "observed")
 """The summary keys :class:`RunSummary` types (every run has them)."""
+
+
+if __name__ == "__main__":
+    print("\n\n".join(generated_tables().values()))

@@ -25,7 +25,7 @@ import pandas as pd
 
 from contextlab.conformance_reach import check_reach
 from contextlab.engine import ContextEngine, Message, clone_engine, hook, is_engine, overrides
-from contextlab.engines import EngineSpec, resolve_engine
+from contextlab.engines import EngineSpec
 from contextlab.errors import EngineError
 from contextlab.host.compaction import _accepted_kwargs
 from contextlab.host.lifecycle import observation_copy
@@ -40,6 +40,7 @@ from contextlab.messages import (
     stamp_identity,
     validate_messages,
 )
+from contextlab.plugins import resolve_engine
 from contextlab.tokens import RoughCounter
 from contextlab.transcripts.model import Transcript
 

@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 
 from contextlab import schema
 from contextlab.bench import BenchResult, bench, engine_label
-from contextlab.engines import EngineSpec, resolve_engine
+from contextlab.engines import EngineSpec
 from contextlab.errors import ConfigError, ContextLabError
 from contextlab.focus import CompressPreview, compress_preview, suggest_focus_topics
 from contextlab.host.observers import RequestObserver
@@ -310,12 +310,7 @@ class Dashboard:
 
 
 def display_name(spec: EngineSpec) -> str:
-    """The name runs of ``spec`` carry in the frames (a class's ``name``, when it can be built bare)."""
-    if isinstance(spec, type):
-        try:
-            return str(resolve_engine(spec).name)
-        except Exception:  # needs parameters or fails: its class name is the best label left
-            return spec.__name__
+    """The name runs of ``spec`` carry in the frames (:func:`contextlab.engines.engine_label`)."""
     return engine_label(spec)
 
 

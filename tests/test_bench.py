@@ -77,7 +77,7 @@ def test_a_dead_worker_fails_only_its_run(transcripts) -> None:
     result = bench(transcripts[:1], [DyingEngine, "passthrough"], workers=2, progress=False)
     assert result.summaries["status"].tolist() == ["crashed", "ok"]
     assert result.summaries["error"].iloc[0] == "worker process died while running this cell: exit code 3"
-    assert result.summaries["engine"].tolist() == ["DyingEngine", "passthrough"]
+    assert result.summaries["engine"].tolist() == ["dying", "passthrough"]  # its name, as its ok runs are
 
 
 SIX = [tool_conversation(3, 240, seed=i, name=f"t{i}") for i in range(6)]
@@ -89,9 +89,11 @@ def test_a_process_exit_on_one_transcript_of_six(delay_s) -> None:
     result = bench(SIX, engines, {"ExitOnSessionEngine.delay_s": [delay_s]}, workers=2, progress=False)
     summaries = result.summaries.set_index(["transcript", "engine"])
     crashed = summaries[summaries["status"] != "ok"]
-    assert crashed.index.tolist() == [("t3", "ExitOnSessionEngine")]
+    # the crashed run carries the label of the same engine's ok runs (one label function)
+    assert crashed.index.tolist() == [("t3", "exit_on_session")]
+    assert (result.summaries["engine"] == "exit_on_session").sum() == 6
     assert crashed["status"].tolist() == ["crashed"] and crashed["error"].str.endswith("exit code 7").all()
-    assert len(result.summaries) == 12 and (summaries.drop(("t3", "ExitOnSessionEngine"))["status"] == "ok").all()
+    assert len(result.summaries) == 12 and (summaries.drop(("t3", "exit_on_session"))["status"] == "ok").all()
     # the pool was rebuilt: every run after the crash replayed all its requests
     assert (result.summaries[result.summaries["status"] == "ok"]["requests"] == 6).all()
 
@@ -140,7 +142,7 @@ def test_grid_keys_are_checked_before_anything_runs(transcripts) -> None:
     with pytest.raises(
         ConfigError,
         match=r"--grid keep_turns: engine 'passthrough' takes no parameter 'keep_turns'"
-        r".*e\.g\. RecentTurnsEngine\.keep_turns",
+        r".*e\.g\. recent_turns\.keep_turns",
     ):
         bench(transcripts, [RecentTurnsEngine, "passthrough"], {"keep_turns": [2, 8]}, progress=False)
     with pytest.raises(ConfigError, match=r"takes no parameter 'threshold_percen'; did you mean 'threshold_percent'\?"):

@@ -98,7 +98,7 @@ format: parquet
         ("settings: {context_lenght: 4}", "unknown host setting 'context_lenght'; did you mean 'context_length'?"),
         ("engines: [{name: compressor, gird: {}}]", "engines[0]: unknown key 'gird'; did you mean 'grid'?"),
         ("workers: zero", "workers: expected an integer >= 1"),
-        ("transcripts: [a\n  b: [", "not valid YAML"),
+        ("transcripts: [a\n  b: [", ":2: invalid YAML"),  # the one YAML error line (contextlab/yaml_file.py)
     ],
 )
 def test_config_mistakes_are_one_line(tmp_path, capsys, text, message) -> None:

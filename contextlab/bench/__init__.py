@@ -26,7 +26,6 @@ from contextlab.bench.cells import (
     Shared,
     cell_key,
     clear_shared,
-    engine_label,
     failed_outcome,
     install_shared,
     run_cell,
@@ -37,7 +36,7 @@ from contextlab.bench.grid import check_engine_names, expand_grid, plan
 from contextlab.bench.schema import write_table
 from contextlab.bench.sources import load_source
 from contextlab.bench.store import CellStore
-from contextlab.engines import EngineSpec
+from contextlab.engines import EngineSpec, engine_label
 from contextlab.errors import ConfigError
 from contextlab.host.observers import RequestObserver
 from contextlab.host.settings import HostSettings
@@ -85,7 +84,7 @@ class BenchResult:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         frames = {"trace": self.trace, "compactions": self.compactions, "summary": self.summaries}
-        return {name: write_table(frames[name], folder / f"{name}.{fmt}") for name in FRAME_NAMES}
+        return {name: write_table(frames[name], folder / f"{name}.{fmt}", name) for name in FRAME_NAMES}
 
 
 def collect_transcripts(

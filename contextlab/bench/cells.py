@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from contextlab.api import params_label, replay
-from contextlab.engines import EngineSpec
+from contextlab.engines import EngineSpec, engine_label
 from contextlab.host.observers import RequestObserver
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, build_frame, summarize
@@ -141,18 +141,6 @@ def failed_outcome(shared: Shared, job: Job, status: str, reason: str) -> Outcom
     }
     summary = {**summarize(trace, compactions, base, {}), "wall_s": 0.0, **dict(job.grid)}
     return Outcome(job.index, trace, compactions, summary)
-
-
-def engine_label(spec: EngineSpec) -> str:
-    """The name a run is labelled with before its engine exists (the spec's name or class name)."""
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, type):
-        return spec.__name__
-    try:
-        return str(spec.name)
-    except Exception:
-        return type(spec).__name__
 
 
 def transcript_weight(transcript: Transcript) -> int:

@@ -34,9 +34,10 @@ from typing import Any
 
 import yaml
 
-from contextlab.bench.grid import suggest
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
+from contextlab.registry import suggest
+from contextlab.yaml_file import read_yaml
 
 DEFAULT_DATASETS: tuple[str, ...] = ("coding-agent-short", "support-agent", "coding-agent")
 """The bundled datasets the no-argument sweep replays."""
@@ -93,12 +94,7 @@ def load_config(path: str | Path) -> BenchConfig:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f", line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: not valid YAML ({getattr(error, 'problem', error)})") from error
+    data = read_yaml(path)
     return config_from_mapping(data if data is not None else {}, str(path))
 
 

@@ -9,16 +9,17 @@ stops before it starts, naming the engine and the key (with a "did you mean" whe
 from __future__ import annotations
 
 import contextlib
-import difflib
 import inspect
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contextlab.bench.cells import Grid, engine_label
+from contextlab.bench.cells import Grid
 from contextlab.engine import ContextEngine
-from contextlab.engines import EngineSpec, known_engine_names, resolve_engine
+from contextlab.engines import EngineSpec, engine_label
 from contextlab.errors import ConfigError
+from contextlab.plugins import known_engine_names, resolve_engine
+from contextlab.registry import suggest, unknown_message
 
 
 def expand_grid(grid: Mapping[str, Sequence[Any]] | None) -> list[Grid]:
@@ -38,12 +39,6 @@ def expand_grid(grid: Mapping[str, Sequence[Any]] | None) -> list[Grid]:
     return [tuple(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
 
 
-def suggest(word: str, choices: Iterable[str]) -> str:
-    """``"; did you mean 'x'?"`` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 def check_engine_names(engines: Sequence[EngineSpec]) -> None:
     """Stop on an engine name nothing provides (a typo should not cost a sweep)."""
     names: list[str] | None = None
@@ -51,7 +46,7 @@ def check_engine_names(engines: Sequence[EngineSpec]) -> None:
         if isinstance(spec, str):
             names = names if names is not None else known_engine_names()
             if spec not in names:
-                raise ConfigError(f"unknown engine {spec!r}{suggest(spec, names)} (available: {', '.join(names)})")
+                raise ConfigError(unknown_message("engine", spec, names))
 
 
 def accepted_params(spec: EngineSpec) -> frozenset[str] | None:
@@ -123,6 +118,8 @@ def plan(
 def engine_names(spec: EngineSpec) -> set[str]:
     """Names a scoped grid key may use for an engine: its spec's name and the name it reports."""
     names = {engine_label(spec)}
+    if isinstance(spec, type):
+        names.add(spec.__name__)  # a class's own name scopes keys too, whatever it reports
     if not isinstance(spec, str):
         # An engine that cannot start fails its runs; its class name still scopes keys.
         with contextlib.suppress(Exception):

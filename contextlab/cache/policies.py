@@ -17,6 +17,7 @@ from contextlab.cache.profiles import Marker
 from contextlab.engine import Message
 from contextlab.errors import ConfigError
 from contextlab.messages import content_text, tool_calls
+from contextlab.registry import Registry
 
 MAX_MARKERS = 4
 
@@ -266,10 +267,18 @@ class RollingAnchor(Policy):
         return self._mark(blocks)
 
 
-POLICIES: dict[str, type[Policy]] = {
-    cls.name: cls
-    for cls in (NoCaching, Automatic, SystemOnly, SystemAnd3, HermesCurrent, ClaudeCodeLike, RollingAnchor)
-}
+def _policy_class(obj: Any, name: str) -> type[Policy]:
+    if not (isinstance(obj, type) and issubclass(obj, Policy)):
+        raise ConfigError(f"cache policy {name!r}: {obj!r} is not a Policy subclass")
+    return obj
+
+
+POLICIES: Registry[type[Policy]] = Registry(
+    "cache policy", entry_points="contextlab.cache_policies", convert=_policy_class
+)
+"""Policy name → class (a mapping; the ``contextlab.cache_policies`` entry points add more)."""
+for _cls in (NoCaching, Automatic, SystemOnly, SystemAnd3, HermesCurrent, ClaudeCodeLike, RollingAnchor):
+    POLICIES.register(_cls.name, _cls, description=(_cls.__doc__ or "").strip().split("\n")[0], source="builtin")
 
 
 def make_policy(spec: str | Policy, **options: Any) -> Policy:
@@ -277,9 +286,7 @@ def make_policy(spec: str | Policy, **options: Any) -> Policy:
     ``claude_code``, ``rolling_anchor``) or an instance."""
     if isinstance(spec, Policy):
         return spec
-    cls = POLICIES.get(spec)
-    if cls is None:
-        raise ConfigError(f"unknown cache policy {spec!r}; expected one of {', '.join(POLICIES)}")
+    cls = POLICIES.lookup(spec)
     try:
         return cls(**options)
     except TypeError as error:

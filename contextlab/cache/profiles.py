@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from contextlab.cache.blocks import RenderedRequest
 from contextlab.cache.store import CacheStore
 from contextlab.errors import ConfigError
+from contextlab.registry import Registry, mapping_of_targets
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,13 +148,27 @@ def longest_readable_prefix(store: CacheStore, request: RenderedRequest, t: floa
     return low - 1
 
 
-PROFILE_CLASSES: dict[str, str] = {
-    "anthropic": "contextlab.cache.anthropic:AnthropicProfile",
-    "openai": "contextlab.cache.openai:OpenAIProfile",
-    "gemini": "contextlab.cache.gemini:GeminiProfile",
-    "deepseek": "contextlab.cache.deepseek:DeepSeekProfile",
-    "prefix": "contextlab.cache.prefix:PrefixProfile",
-}
+def _profile_class(obj: Any, name: str) -> type[CacheProfile]:
+    if not (isinstance(obj, type) and issubclass(obj, CacheProfile)):
+        raise ConfigError(f"cache provider {name!r}: {obj!r} is not a CacheProfile subclass")
+    return obj
+
+
+PROFILES: Registry[type[CacheProfile]] = Registry(
+    "cache provider", entry_points="contextlab.cache_providers", convert=_profile_class
+)
+"""Provider name → profile class (lazy ``module:attr``; the ``contextlab.cache_providers`` entry points too)."""
+for _name, _target in (
+    ("anthropic", "contextlab.cache.anthropic:AnthropicProfile"),
+    ("openai", "contextlab.cache.openai:OpenAIProfile"),
+    ("gemini", "contextlab.cache.gemini:GeminiProfile"),
+    ("deepseek", "contextlab.cache.deepseek:DeepSeekProfile"),
+    ("prefix", "contextlab.cache.prefix:PrefixProfile"),
+):
+    PROFILES.register(_name, target=_target, source="builtin")
+
+PROFILE_CLASSES: dict[str, str] = mapping_of_targets(PROFILES)
+"""The built-in providers as ``name → module:Class`` (the table :data:`PROFILES` was before it)."""
 
 
 def make_profile(spec: str | CacheProfile, **options: Any) -> CacheProfile:
@@ -165,12 +180,5 @@ def make_profile(spec: str | CacheProfile, **options: Any) -> CacheProfile:
     if isinstance(spec, CacheProfile):
         return spec.clone()
     provider, _, model = spec.partition(":")
-    target = PROFILE_CLASSES.get(provider.strip().lower())
-    if target is None:
-        raise ConfigError(f"unknown cache provider {provider!r}; expected one of {', '.join(PROFILE_CLASSES)}")
-    import importlib
-
-    module, _, name = target.partition(":")
-    cls = getattr(importlib.import_module(module), name)
-    profile: CacheProfile = cls(model.strip() or None, **options)
-    return profile
+    cls = PROFILES.lookup(provider.strip().lower())
+    return cls(model.strip() or None, **options)

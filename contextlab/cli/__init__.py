@@ -9,26 +9,33 @@ value) print one line ``contextlab: error: ...`` and exit 2; they never show a t
 from __future__ import annotations
 
 import argparse
-import difflib
-import importlib
 import sys
+import types
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
-COMMANDS: dict[str, str] = {
-    "replay": "replay one transcript through an engine and summarize the run",
-    "bench": "sweep transcripts x engines x settings and write the result tables",
-    "report": "build a self-contained HTML report from bench output",
-    "engines": "list the engines you can replay (built-in and plugins)",
-    "check": "check an engine against the host contract (conformance kit)",
-    "calibrate": "compare simulated with recorded prompt-cache reads",
-    "convert": "convert a transcript file to contextlab's normalized JSONL",
-    "datasets": "list or regenerate the bundled generated conversations",
-    "inspect": "list a transcript file's conversations, requests, tokens and recorded usage",
-}
-"""Sub-command → its one-line help, in the order ``--help`` lists them (module ``contextlab.cli.<name>``).
-This table is the one place the one-line help lives, so ``--help`` needs no sub-command import."""
+from contextlab.registry import Registry
+
+COMMAND_MODULES: Registry[types.ModuleType] = Registry("command")
+"""Sub-command → its module ``contextlab.cli.<name>`` (lazy: imported only when that command runs), with
+its one-line help as the entry's description, in the order ``--help`` lists them."""
+for _name, _help in (
+    ("replay", "replay one transcript through an engine and summarize the run"),
+    ("bench", "sweep transcripts x engines x settings and write the result tables"),
+    ("report", "build a self-contained HTML report from bench output"),
+    ("engines", "list the engines you can replay (built-in and plugins)"),
+    ("check", "check an engine against the host contract (conformance kit)"),
+    ("calibrate", "compare simulated with recorded prompt-cache reads"),
+    ("convert", "convert a transcript file to contextlab's normalized JSONL"),
+    ("datasets", "list or regenerate the bundled generated conversations"),
+    ("inspect", "list a transcript file's conversations, requests, tokens and recorded usage"),
+):
+    COMMAND_MODULES.register(_name, target=f"contextlab.cli.{_name}", description=_help, source="builtin")
+
+COMMANDS: dict[str, str] = {entry.name: entry.description for entry in COMMAND_MODULES.entries()}
+"""Sub-command → its one-line help. The one place the one-line help lives, so ``--help`` needs no
+sub-command import."""
 
 DESCRIPTION = (
     "Replay recorded agent conversations through a simulated Hermes Agent host and candidate context\n"
@@ -108,7 +115,7 @@ def build_parser(argv: Sequence[str] | None = None, *, full: bool = False) -> ar
     chosen = chosen_command(sys.argv[1:] if argv is None else argv)
     for name, help_line in COMMANDS.items():
         if full or name == chosen:
-            importlib.import_module(f"contextlab.cli.{name}").register(_TableHelp(subparsers))
+            COMMAND_MODULES.lookup(name).register(_TableHelp(subparsers))
         else:
             subparsers.add_parser(name, help=help_line)  # a name in the list; its options load on use
     return parser
@@ -118,10 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``contextlab`` console script."""
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = chosen_command(words)
-    if chosen is not None and chosen not in COMMANDS:
-        close = difflib.get_close_matches(chosen, list(COMMANDS), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f" (choose from {', '.join(COMMANDS)})"
-        print(f"contextlab: error: unknown command {chosen!r}{hint}", file=sys.stderr)
+    if chosen is not None and chosen not in COMMAND_MODULES:
+        print(f"contextlab: error: {COMMAND_MODULES.unknown(chosen)}", file=sys.stderr)
         return 2
     parser = build_parser(words)
     args = parser.parse_args(words)

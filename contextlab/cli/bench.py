@@ -15,16 +15,9 @@ import yaml
 
 from contextlab.bench.config import BenchConfig, default_config, load_config, timestamped_out
 from contextlab.bench.run import run_config
-from contextlab.cli.common import (
-    add_host_options,
-    add_plugin_options,
-    apply_plugin_options,
-    engine_params,
-    host_settings,
-)
+from contextlab.cli.common import add_host_options, add_plugin_options, run_options
 from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
-from contextlab.hostconfig import COMPRESSOR_ENGINES
 from contextlab.report import engine_table
 
 TABLE_WIDTH = 100
@@ -100,8 +93,12 @@ def _is_config(sources: list[str]) -> bool:
     return len(sources) == 1 and sources[0].lower().endswith((".yaml", ".yml"))
 
 
-def build_config(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> tuple[BenchConfig, HostSettings]:
-    """The sweep the command line describes: a config file, the defaults, or flags; flags given win."""
+def build_config(args: argparse.Namespace) -> tuple[BenchConfig, HostSettings]:
+    """The sweep the command line describes: a config file, the defaults, or sources; options given win.
+
+    The host ``--config`` and the host options layer as for every command (:class:`RunOptions`): an
+    option given on the command line overrides the sweep file even when it equals the default value.
+    """
     if _is_config(args.sources):
         config = load_config(args.sources[0])
     elif not args.sources:
@@ -109,29 +106,13 @@ def build_config(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> t
         config.out = args.out or timestamped_out()
     else:
         config = BenchConfig(transcripts=list(args.sources))
-    if args.engine:
-        config.engines = list(args.engine)
-    host = apply_plugin_options(args)  # --plugin-path folders, and the host's config.yaml (--config)
-    if host is not None:
-        if not args.engine:
-            config.engines = [host.engine]
-        config.settings = {**host.settings, **config.settings}
-        # compression.* reaches the compressor only: as plain parameters when every engine is one, else
-        # scoped to each compressor engine (a fixed one-value grid), never to the other engines.
-        if all(e in COMPRESSOR_ENGINES for e in config.engines):
-            config.params = {**host.compressor_params, **config.params}
-        else:
-            scoped = {
-                f"{engine}.{key}": [value]
-                for engine in config.engines
-                if engine in COMPRESSOR_ENGINES
-                for key, value in host.compressor_params.items()
-            }
-            config.grid = {**scoped, **config.grid}
-    if args.grid:
-        config.grid = {**config.grid, **parse_grid(args.grid)}
-    if args.param:
-        config.params = {**config.params, **engine_params(args.param)}
+    options = run_options(args, args.engine)  # --plugin-path folders, and the host's config.yaml (--config)
+    if options.engines:
+        config.engines = options.engines
+    config.settings = options.settings(between=config.settings)
+    plain, scoped = options.compressor_params(config.engines)
+    config.params = {**plain, **config.params, **options.params}
+    config.grid = {**scoped, **config.grid, **parse_grid(args.grid)}
     if args.cache:
         config.cache = list(args.cache)
     for name in ("cache_policy", "workers", "executor", "scheduler", "run_timeout", "out", "format", "limit"):
@@ -142,17 +123,11 @@ def build_config(args: argparse.Namespace, parser_defaults: dict[str, Any]) -> t
         raise ConfigError(f"--workers must be >= 1, got {config.workers}")
     if config.limit is not None and config.limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {config.limit}")
-    # Host flags override the config's settings only where the user gave them.
-    given = host_settings(args)
-    defaults = HostSettings(**{k: v for k, v in parser_defaults.items() if v is not None})
-    for name in ("context_length", "threshold_percent", "fixed_overhead_tokens", "model", "encoding", "seed"):
-        if getattr(given, name) != getattr(defaults, name):
-            config.settings[name] = getattr(given, name)
     return config, HostSettings()
 
 
 def run(args: argparse.Namespace) -> int:
-    config, base = build_config(args, _host_defaults())
+    config, base = build_config(args)
     try:
         sweep = run_config(config, settings=base, progress=False if args.no_progress else None)
     except KeyboardInterrupt:
@@ -170,17 +145,6 @@ def run(args: argparse.Namespace) -> int:
     if sweep.files:
         print(f"wrote {sweep.out}/: " + ", ".join(sorted(p.name for p in sweep.files.values())) + ", plots/")
     return 0 if result.failed.empty else 1
-
-
-def _host_defaults() -> dict[str, Any]:
-    return {
-        "context_length": 200_000,
-        "threshold_percent": None,
-        "fixed_overhead_tokens": 0,
-        "model": None,
-        "encoding": "cl100k_base",
-        "seed": 0,
-    }
 
 
 COLUMNS: list[tuple[str, str, str]] = [

@@ -3,19 +3,41 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from contextlab.errors import ConfigError
 from contextlab.host.settings import ENGINE_TOOL_MODES, HostSettings
 
-DEFAULT_CONTEXT_LENGTH = 200_000
+if TYPE_CHECKING:
+    from contextlab.hostconfig import HostConfig
+
+DEFAULT_CONTEXT_LENGTH = HostSettings.context_length
+
+HOST_OPTIONS: dict[str, str] = {
+    "context_length": "context_length",
+    "threshold_percent": "threshold_percent",
+    "overhead": "fixed_overhead_tokens",
+    "model": "model",
+    "encoding": "encoding",
+    "seed": "seed",
+    "usage_model": "usage_model",
+    "engine_tools": "engine_tools",
+}
+"""Option destination → the ``HostSettings`` field it sets. Every host option defaults to None, so an
+option counts as given exactly when argparse stored a value: ``--context-length 200000`` (the default
+value) still overrides a config file."""
 
 
 def add_host_options(parser: argparse.ArgumentParser) -> None:
-    """``--context-length``, ``--threshold-percent``, ``--overhead``, ``--model``, ``--seed``, ``--param``."""
+    """``--context-length``, ``--threshold-percent``, ``--overhead``, ``--model``, ``--seed``, ``--param``...
+
+    Options left out stay None (:func:`given_settings`); ``HostSettings`` supplies their defaults.
+    """
     parser.add_argument(
         "--context-length",
         type=_positive_int,
@@ -33,21 +55,23 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overhead",
         type=_non_negative_int,
-        default=0,
+        default=None,
         metavar="N",
-        help="fixed prompt tokens the recording omits (system prompt, tool schemas)",
+        help="fixed prompt tokens the recording omits (system prompt, tool schemas; default 0)",
     )
     parser.add_argument(
         "--model", default=None, help="model name passed to the engine (default: the transcript's, else gpt-4o)"
     )
     parser.add_argument(
-        "--encoding", default="cl100k_base", help="tiktoken encoding for exact counts (cl100k_base, o200k_base)"
+        "--encoding",
+        default=None,
+        help=f"tiktoken encoding for exact counts (cl100k_base, o200k_base; default {HostSettings.encoding})",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed for uid minting (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="seed for uid minting (default 0)")
     parser.add_argument(
         "--usage-model",
         choices=("exact", "rough", "recorded"),
-        default="exact",
+        default=None,
         help="prompt tokens reported to the engine: exact (tiktoken), rough (the host's estimate), recorded",
     )
     parser.add_argument(
@@ -60,22 +84,15 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine-tools",
         choices=ENGINE_TOOL_MODES,
-        default="recorded",
+        default=None,
         help="results of the engine's own tools: as recorded (default) or answered live by handle_tool_call",
     )
 
 
-def host_settings(args: argparse.Namespace) -> HostSettings:
-    return HostSettings(
-        context_length=args.context_length or DEFAULT_CONTEXT_LENGTH,
-        threshold_percent=args.threshold_percent,
-        fixed_overhead_tokens=args.overhead,
-        model=args.model,
-        encoding=args.encoding,
-        seed=args.seed,
-        engine_tools=getattr(args, "engine_tools", "recorded"),
-        usage_model=getattr(args, "usage_model", "exact"),
-    )
+def given_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``HostSettings`` field → value for every host option given on the command line (nothing else)."""
+    given = {field_name: getattr(args, dest, None) for dest, field_name in HOST_OPTIONS.items()}
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def engine_params(pairs: list[str]) -> dict[str, Any]:
@@ -235,23 +252,62 @@ def apply_plugin_options(args: argparse.Namespace) -> Any:
     return load_host_config(args.config) if args.config else None
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """What ``--engine``, the host options, ``--param``, ``--plugin-path`` and ``--config`` ask for.
+
+    Precedence, lowest first: ``HostSettings`` defaults, the host ``config.yaml`` (``--config``), a
+    sweep file's settings (bench), the options given on the command line.
+
+    Attributes:
+        engines: The engines named on the command line, else the config's ``context.engine``, else none.
+        host: The host config read from ``--config`` (None without it).
+        flags: ``HostSettings`` fields given on the command line.
+        params: ``--param`` engine parameters.
+    """
+
+    engines: list[str]
+    host: HostConfig | None = None
+    flags: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def settings(self, between: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``HostSettings`` fields: the host config's, then ``between`` (a sweep file's), then the flags."""
+        return {**(self.host.settings if self.host else {}), **(between or {}), **self.flags}
+
+    def compressor_params(self, engines: Sequence[str]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+        """The config's ``compression.*`` as ``(params for every engine, scoped one-value grid)``.
+
+        They reach the compressor only (the host never passes them to a plugin engine, and
+        ``hermes.compressor`` gets only the keys its host knows: ``HostConfig.params_for``): as plain
+        parameters when every engine gets the same ones, else scoped to each compressor engine
+        (``compressor.threshold_percent: [0.5]``), never to the other engines.
+        """
+        if self.host is None or not self.host.compressor_params:
+            return {}, {}
+        own = {engine: self.host.params_for(engine, {}) for engine in engines}
+        if len({tuple(sorted(p.items())) for p in own.values()}) <= 1:
+            return (next(iter(own.values())) if own else {}), {}
+        scoped = {f"{engine}.{key}": [value] for engine, params in own.items() for key, value in params.items()}
+        return {}, scoped
+
+
+def run_options(args: argparse.Namespace, engines: Sequence[str]) -> RunOptions:
+    """Register ``--plugin-path`` folders, read ``--config``, and collect what the command line gave."""
+    host = apply_plugin_options(args)
+    names = list(engines) or ([host.engine] if host is not None else [])
+    return RunOptions(names, host, given_settings(args), engine_params(getattr(args, "param", [])))
+
+
 def configured_run(
     args: argparse.Namespace, engines: list[str], default_engine: str = "passthrough"
 ) -> tuple[list[str], HostSettings, dict[str, Any]]:
-    """Engines, host settings and engine parameters after ``--plugin-path`` and ``--config``.
+    """Engines, host settings and engine parameters of a one-engine command (replay, check).
 
-    No engine named: the config's ``context.engine``, else ``default_engine``. The config's
-    settings apply where the command line left the default; its ``compression.*`` parameters reach
-    the compressor only (the host never passes them to a plugin engine), under ``--param``.
+    No engine named: the config's ``context.engine``, else ``default_engine``. ``--param`` wins
+    over the config's ``compression.*`` (which reach the compressor only, :class:`RunOptions`).
     """
-    config = apply_plugin_options(args)
-    names = list(engines) or [config.engine if config is not None else default_engine]
-    # A command without the host options (check) still gets the config's engine and parameters.
-    settings = host_settings(args) if hasattr(args, "overhead") else HostSettings()
-    params = engine_params(args.param)
-    if config is not None:
-        explicit = {k for k in ("context_length", "model") if getattr(args, k, None) is not None}
-        settings = config.apply(settings, explicit=explicit)
-        if len({config.params_for(name, {}) == {} for name in names}) == 1:
-            params = config.params_for(names[0], params)  # never the compressor's keys on another engine
-    return names, settings, params
+    options = run_options(args, engines)
+    names = options.engines or [default_engine]
+    params, _ = options.compressor_params(names[:1])
+    return names, HostSettings(**options.settings()), {**params, **options.params}

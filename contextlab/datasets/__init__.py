@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from contextlab.errors import ConfigError
+from contextlab.registry import Registry
 from contextlab.transcripts.model import Transcript
 
 SUFFIX = ".jsonl.gz"
@@ -51,37 +52,40 @@ def _support(tickets: int) -> Callable[[int, str], Transcript]:
     return build
 
 
-DATASETS: dict[str, DatasetSpec] = {
-    spec.name: spec
-    for spec in (
-        DatasetSpec(
-            "coding-agent",
-            "long coding-agent session: 500+ requests, 1M+ tokens, several compactions",
-            1,
-            _coding(116, 40),
-        ),
-        DatasetSpec(
-            "coding-agent-short",
-            "short coding-agent session (about 20 requests): quick demos and tests",
-            40,  # a seed whose facts cover every category and role (checked by the tests)
-            _coding(2, 5),
-        ),
-        DatasetSpec(
-            "support-agent",
-            "customer-support agent over a ticket queue: KB articles, refunds, follow-ups",
-            3,
-            _support(58),
-        ),
-    )
-}
+def _dataset_spec(obj: Any, name: str) -> DatasetSpec:
+    if not isinstance(obj, DatasetSpec):
+        raise ConfigError(f"dataset {name!r}: {obj!r} is not a DatasetSpec")
+    return obj
+
+
+DATASETS: Registry[DatasetSpec] = Registry("dataset", entry_points="contextlab.datasets", convert=_dataset_spec)
+"""Dataset name → :class:`DatasetSpec` (a mapping; the ``contextlab.datasets`` entry points add more)."""
+for _spec in (
+    DatasetSpec(
+        "coding-agent",
+        "long coding-agent session: 500+ requests, 1M+ tokens, several compactions",
+        1,
+        _coding(116, 40),
+    ),
+    DatasetSpec(
+        "coding-agent-short",
+        "short coding-agent session (about 20 requests): quick demos and tests",
+        40,  # a seed whose facts cover every category and role (checked by the tests)
+        _coding(2, 5),
+    ),
+    DatasetSpec(
+        "support-agent",
+        "customer-support agent over a ticket queue: KB articles, refunds, follow-ups",
+        3,
+        _support(58),
+    ),
+):
+    DATASETS.register(_spec.name, _spec, description=_spec.description, source="builtin")
 
 
 def spec(name: str) -> DatasetSpec:
     """The spec of dataset ``name`` (a :class:`ConfigError` naming the known ones otherwise)."""
-    try:
-        return DATASETS[name]
-    except KeyError:
-        raise ConfigError(f"unknown dataset {name!r} (known: {', '.join(sorted(DATASETS))})") from None
+    return DATASETS.lookup(name)
 
 
 def generate(name: str) -> Transcript:

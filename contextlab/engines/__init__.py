@@ -1,27 +1,45 @@
-"""Built-in engines and engine resolution (a name, a class, or an instance → a fresh instance)."""
+"""The built-in engines, the engine spec type, and the one engine label function.
+
+Built-in engines are registry entries like any plugin's (lazy ``module:attr`` targets, imported only
+when used): :func:`contextlab.plugins.resolve_engine` turns a name, a class or an instance into a
+fresh engine, resolving every name through the one plugin registry (``docs/architecture.md``). This
+package never imports the plugin machinery itself: ``resolve_engine`` and ``known_engine_names`` are
+still importable from here for older callers, and load ``contextlab.plugins`` when first used.
+"""
 
 from __future__ import annotations
 
-import difflib
 import importlib
-from collections.abc import Mapping
+import threading
 from typing import Any
 
-from contextlab.engine import ContextEngine, clone_engine, is_engine, is_engine_class
+from contextlab.engine import ContextEngine, is_engine_class
 from contextlab.errors import EngineError
+from contextlab.registry import Registry, mapping_of_targets
 
-BUILTIN_ENGINES: dict[str, str] = {
-    "passthrough": "contextlab.engines.passthrough:PassthroughEngine",
-    "compressor": "contextlab.engines.compressor:CompressorEngine",
-    "hermes.compressor": "contextlab.engines.hermes_compressor:hermes_compressor_class",
-}
-"""Engines shipped inside the package: name → ``module:Class`` (or ``module:function`` returning the
-class), imported only when used."""
 
-BUILTIN_DESCRIPTIONS: dict[str, str] = {
-    "hermes.compressor": "the real Hermes ContextCompressor (needs hermes-agent installed), summaries by contextlab",
-}
-"""Descriptions listed without importing the engine (``hermes.compressor`` would import the real host)."""
+def _engine_class(obj: Any, name: str) -> type[ContextEngine]:
+    """A built-in target is the class, or a function returning it (``hermes.compressor`` builds its own)."""
+    cls = obj if isinstance(obj, type) else obj()
+    if not is_engine_class(cls):
+        raise EngineError(f"built-in engine {name!r}: {cls!r} is not a ContextEngine class")
+    return cls  # type: ignore[no-any-return]
+
+
+BUILTINS: Registry[type[ContextEngine]] = Registry("engine", error=EngineError, convert=_engine_class)
+"""Engines shipped inside the package, as lazy ``module:attr`` entries."""
+BUILTINS.register("passthrough", target="contextlab.engines.passthrough:PassthroughEngine", source="builtin")
+BUILTINS.register("compressor", target="contextlab.engines.compressor:CompressorEngine", source="builtin")
+BUILTINS.register(
+    "hermes.compressor",
+    target="contextlab.engines.hermes_compressor:hermes_compressor_class",
+    # Listed without importing the engine (that would import the real host).
+    description="the real Hermes ContextCompressor (needs hermes-agent installed), summaries by contextlab",
+    source="builtin",
+)
+
+BUILTIN_ENGINES: dict[str, str] = mapping_of_targets(BUILTINS)
+"""Built-in name → ``module:Class`` (or ``module:function`` returning the class): :data:`BUILTINS` as a table."""
 
 EngineSpec = str | type[ContextEngine] | ContextEngine
 
@@ -30,88 +48,56 @@ def builtin_engine_class(name: str) -> type[ContextEngine]:
     """The class of a built-in engine.
 
     Raises:
-        EngineError: It cannot load here (``hermes.compressor`` without a Hermes package).
+        EngineError: Not a built-in, or it cannot load here (``hermes.compressor`` without a Hermes package).
     """
-    module_name, _, class_name = BUILTIN_ENGINES[name].partition(":")
-    target = getattr(importlib.import_module(module_name), class_name)
-    cls = target if isinstance(target, type) else target()
-    assert is_engine_class(cls)
-    return cls  # type: ignore[no-any-return]
+    return BUILTINS.lookup(name)
 
 
-def known_engine_names() -> list[str]:
-    """Names :func:`resolve_engine` accepts: built-ins and discovered plugins."""
-    names = set(BUILTIN_ENGINES)
-    plugins = _plugins_module()
-    if plugins is not None:
-        names.update(plugins.discovered_names())
-    return sorted(names)
+def engine_label(spec: EngineSpec) -> str:
+    """The engine name a run is labelled with, from its spec alone.
 
-
-def _plugins_module() -> Any:
-    """``contextlab.plugins`` when plugin discovery is available (it is imported lazily: it scans folders)."""
-    try:
-        return importlib.import_module("contextlab.plugins")
-    except ModuleNotFoundError:
-        return None
-
-
-def resolve_engine(spec: EngineSpec, params: Mapping[str, Any] | None = None) -> ContextEngine:
-    """A fresh engine instance for one run.
-
-    Args:
-        spec: A registered name, a ``ContextEngine`` subclass, or an instance (cloned with
-            ``clone_for_agent()``, so the caller's object is never touched by the replay).
-        params: Constructor keyword arguments (names and classes only).
-
-    Raises:
-        EngineError: Unknown name (with suggestions), bad parameters, or a failing constructor.
+    One function for every run, so a run that failed (even before its engine existed) and one that
+    succeeded carry the same label: a name is itself; an instance is its ``name``; a class is its
+    ``name`` when that is a plain class attribute, else the ``name`` an instance built without
+    arguments reports (built once per class), else the class name (it needs arguments or fails).
     """
-    params = dict(params or {})
-    if is_engine(spec):
-        if params:
-            raise EngineError("parameters cannot be applied to an engine instance; pass its class instead")
-        try:
-            cloned: ContextEngine = clone_engine(spec)
-        except Exception as error:
-            raise EngineError(
-                f"engine {_safe_name(spec)!r} could not be copied (clone_for_agent raised "  # type: ignore[arg-type]
-                f"{type(error).__name__}: {error})"
-            ) from None
-        return cloned
-    if is_engine_class(spec):
-        assert isinstance(spec, type)
-        return _construct(spec, params, spec.__name__)
     if isinstance(spec, str):
-        if spec in BUILTIN_ENGINES:
-            return _construct(builtin_engine_class(spec), params, spec)
-        plugins = _plugins_module()
-        if plugins is not None and spec in plugins.discovered_names():
-            engine: ContextEngine = plugins.load_engine(spec, params)
-            return engine
-        raise EngineError(_unknown_message(spec))
-    raise EngineError(f"cannot use {spec!r} as an engine: expected a name, a ContextEngine subclass or an instance")
+        return spec
+    if isinstance(spec, type):
+        return _class_label(spec)
+    return _reported_name(spec)
 
 
-def _construct(cls: type[ContextEngine], params: dict[str, Any], label: str) -> ContextEngine:
+_class_labels: dict[type, str] = {}
+_labels_lock = threading.Lock()
+
+
+def _class_label(cls: type) -> str:
+    declared = next((base.__dict__["name"] for base in cls.__mro__ if "name" in base.__dict__), None)
+    if isinstance(declared, str) and declared:
+        return declared
+    with _labels_lock:
+        known = _class_labels.get(cls)
+    if known is not None:
+        return known
     try:
-        engine = cls(**params)
-    except TypeError as error:
-        raise EngineError(f"engine {label!r}: bad parameters {sorted(params)}: {error}") from error
-    except Exception as error:
-        raise EngineError(f"engine {label!r} failed to start: {type(error).__name__}: {error}") from error
-    return engine
+        label = _reported_name(cls())
+    except Exception:  # needs parameters or cannot start: the class name is the label left
+        label = cls.__name__
+    with _labels_lock:
+        return _class_labels.setdefault(cls, label)
 
 
-def _safe_name(engine: ContextEngine) -> str:
+def _reported_name(engine: Any) -> str:
     try:
         return str(engine.name)
     except Exception:
         return type(engine).__name__
 
 
-def _unknown_message(name: str) -> str:
-    names = known_engine_names()
-    close = difflib.get_close_matches(name, names, n=3)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown engine {name!r}{hint} (available: {', '.join(names)})"
+def __getattr__(name: str) -> Any:
+    # Older import paths of the resolution API, now in contextlab.plugins (loaded on first use, so the
+    # engine SDK itself never imports the plugin machinery).
+    if name in ("resolve_engine", "known_engine_names"):
+        return getattr(importlib.import_module("contextlab.plugins"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

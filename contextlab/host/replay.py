@@ -23,12 +23,14 @@ from contextlab.host.engine_tools import EngineToolRouter, tool_names
 from contextlab.host.history import WorkingHistory
 from contextlab.host.lifecycle import HostEventPlan, observation_copy
 from contextlab.host.memo import MessageMemo
+from contextlab.host.micro_turn import completed_with_reply, micro_pass
 from contextlab.host.observers import RequestObserver, RequestView
 from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
 from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.host.usage_model import reported_prompt_tokens
+from contextlab.host.validity import row_problem
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
 from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.tokens import (
@@ -250,6 +252,8 @@ class ReplayHost:
             if self._turn_exit is None:
                 sent += 1
                 last_usage = usage if usage is not None else last_usage
+        if self._turn_exit is None and completed_with_reply(turn, self.transcript.messages):
+            self._micro_compact()
         if self._observes_turns:
             # A shallow copy, as the plugin guide says (docs/host-loop.md §Observation).
             self._call_optional(
@@ -741,7 +745,12 @@ class ReplayHost:
             if result.outcome in ("error", "timeout", "invalid"):
                 self.warnings.append(f"compress {result.outcome}: {result.reason}")
             return result.outcome, result.reason, None
-        new = self._ensure_user_turn(self.working.engine_views().adopt(result.messages), before)
+        adopted = self.working.engine_views().adopt(result.messages)
+        if adopted == before:
+            # Upstream rejects an unchanged transcript before the boundary: nothing is committed and
+            # the re-arm latch stays down (docs/host-loop.md §Per-turn attempts).
+            return "noop", "the engine returned the history unchanged", None
+        new = self._ensure_user_turn(adopted, before)
         rough_after = self._rough_request(new)
         if rough_after > rough_before:
             return "grew", f"rough size grew from {rough_before} to {rough_after}", None
@@ -764,6 +773,37 @@ class ReplayHost:
         if new is not None:
             self._commit(new, None)
             self._row_pruned = True
+
+    def _micro_compact(self) -> None:
+        """The built-in compressor's opt-in micro-compaction after a completed turn (upstream's turn
+        finalizer, ``docs/compressor.md``): a changed list replaces the history; a failure is logged."""
+        run = micro_pass(self.engine)
+        if run is None:
+            return
+        before, given = self.history, self._engine_copy()
+        started = time.perf_counter()
+        try:
+            out = run(given)
+        except Exception as error:
+            message = f"micro-compaction raised {type(error).__name__}: {error} (ignored, as the host does)"
+            log.warning(message)
+            self.warnings.append(message)
+            return
+        finally:
+            elapsed = (time.perf_counter() - started) * 1000
+            self._engine_ms += elapsed
+        if out is given:
+            return
+        rows = isinstance(out, list) and all(isinstance(m, dict) for m in out)
+        problem = row_problem(out) if rows else "not a list of message dicts"
+        if problem is not None:
+            self.warnings.append(f"micro-compaction result ignored: {problem}")
+            return
+        new = self.working.engine_views().adopt(out)
+        rough_before, rough_after = self._rough_request(before), self._rough_request(new)
+        result = PassResult("changed", out, 0, elapsed)
+        self._record_pass("micro", None, "committed", None, before, new, rough_before, rough_after, result)
+        self._commit(new, "micro")
 
     def _engine_copy(self) -> list[Message]:
         """The engine's private copy of the history (per-row copies reused while pristine)."""

@@ -62,7 +62,7 @@ class ReplayResult:
 
     def write(self, path: str | Path) -> Path:
         """Write the trace as CSV or Parquet (by extension), atomically."""
-        return write_frame(self.trace, path)
+        return write_frame(self.trace, path, "trace")
 
 
 def build_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:

@@ -11,23 +11,7 @@ from typing import Any
 
 from contextlab.errors import TranscriptError
 from contextlab.messages import validate_messages
-from contextlab.transcripts import (
-    aider,
-    anthropic,
-    claude_code,
-    codex,
-    gemini,
-    hermes,
-    mini_swe_agent,
-    native,
-    openai_chat,
-    openhands,
-    otel,
-    proxy_log,
-    sharegpt,
-    swe_agent,
-    tau_bench,
-)
+from contextlab.transcripts import aider, hermes, native
 from contextlab.transcripts.formats import FORMATS, unknown_format
 from contextlab.transcripts.io import (
     GZIP_MAGIC,
@@ -40,6 +24,7 @@ from contextlab.transcripts.io import (
 )
 from contextlab.transcripts.issues import TranscriptWarning
 from contextlab.transcripts.model import CompactionEvent, GoldFact, RecordedUsage, Transcript
+from contextlab.transcripts.sniffing import DOCUMENT_READERS, ROW_READERS, first_reader
 
 __all__ = [
     "FORMATS",
@@ -132,46 +117,17 @@ def _sniff_and_load(path: Path) -> list[Transcript]:
     if _is_jsonl(text, start):
         return _load_rows(path, parse_jsonl(path, text))
     document = parse_json(path, text)
-    if native.is_native(document):  # a native file holding one transcript without messages
-        return native.load(path, [(1, document)])
-    if claude_code.looks_like([(1, document)]):  # a one-line session log
-        return claude_code.load(path, [(1, document)])
-    if codex.looks_like_rows([(1, document)]):  # a one-line rollout
-        return codex.load_rows(path, [(1, document)])
-    for module in (tau_bench, mini_swe_agent, codex, openhands, swe_agent, gemini, sharegpt, proxy_log, anthropic):
-        if module.looks_like(document):
-            loaded: list[Transcript] = module.load(path, document)
-            return loaded
-    if hermes.looks_like_session(document):
-        return hermes.load_session(path, document)
-    if otel.looks_like(document):
-        return otel.load(path, document)
-    if not openai_chat.looks_like(document):
+    reader = first_reader(DOCUMENT_READERS, document)
+    if reader is None:
         raise unknown_format(str(path), document)
-    return openai_chat.load_json(path, document)
+    return reader.load(path, document)
 
 
 def _load_rows(path: Path, rows: list[tuple[int, Any]]) -> list[Transcript]:
-    first = rows[0][1]
-    if native.is_native(first):
-        return native.load(path, rows)
-    if claude_code.looks_like(rows):
-        return claude_code.load(path, rows)
-    if codex.looks_like_rows(rows):
-        return codex.load_rows(path, rows)
-    if proxy_log.looks_like_rows(rows):
-        return proxy_log.load_rows(path, rows)
-    if sharegpt.looks_like_rows(rows):
-        return sharegpt.load_rows(path, rows)
-    if openhands.looks_like_rows(rows):
-        return openhands.load_rows(path, rows)
-    if anthropic.looks_like_rows(rows):
-        return anthropic.load_rows(path, rows)
-    if otel.looks_like_rows(rows):
-        return otel.load_rows(path, rows)
-    if not openai_chat.looks_like_rows(rows):
-        raise unknown_format(str(path), first)
-    return openai_chat.load_jsonl(path, rows)
+    reader = first_reader(ROW_READERS, rows)
+    if reader is None:
+        raise unknown_format(str(path), rows[0][1])
+    return reader.load(path, rows)
 
 
 def load_transcript(path: str | Path, index: int = 0) -> Transcript:

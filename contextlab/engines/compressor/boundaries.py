@@ -111,6 +111,7 @@ def tail_cut_by_tokens(
     min_tail_user_messages: int = 1,
     costs: list[int] | None = None,
     context_length: int = 0,
+    allow_split_turn: bool = True,
 ) -> int:
     """``compress_end``: the first tail index (upstream ``_find_tail_cut_by_tokens``).
 
@@ -122,6 +123,8 @@ def tail_cut_by_tokens(
         min_tail_user_messages: Keep at least this many real user messages in the tail.
         costs: Precomputed per-message budget tokens (computed when omitted).
         context_length: The window (caps the soft ceiling at 20% of it).
+        allow_split_turn: Let an oversized active turn ride the handoff; micro-compaction passes False
+            so the whole active turn stays in the tail.
     """
     n = len(messages)
     if costs is None:
@@ -143,7 +146,8 @@ def tail_cut_by_tokens(
     user = last_real_user(messages, head_end)
     anchored = _anchor_user(messages, cut, head_end, user)
     split = (
-        user is not None
+        allow_split_turn
+        and user is not None
         and anchored < cut
         and costs[user] <= ceiling
         and len(content_text(messages[user]).strip()) <= ACTIVE_TASK_MAX_CHARS

@@ -17,6 +17,7 @@ from typing import Any
 from contextlab.engine import ContextEngine, Message, match_model_threshold
 from contextlab.engines.compressor import assembly, boundaries, budgets, inflight, lean, pruning
 from contextlab.engines.compressor.antithrash import AntiThrash
+from contextlab.engines.compressor.micro import DEFAULT_DEFRAG_THRESHOLD_TOKENS, MicroCompactor
 from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
 from contextlab.engines.summarizers.extractive import (
     NO_USER_TURNS,
@@ -82,6 +83,10 @@ class CompressorEngine(ContextEngine):
         min_tail_user_messages: Real user messages the tail must keep.
         summarizer: ``"extractive"`` (default), ``"llm"``, or a summarizer instance.
         summarizer_options: Keyword arguments for the ``llm`` summarizer.
+        micro_compact: ``compression.micro_compact``: fold one exchange per completed turn into a
+            rolling summary (off by default, as upstream; :mod:`.micro`).
+        micro_compact_every_n_turns: A micro pass every Nth completed turn (at least 1).
+        micro_compact_defrag_threshold_tokens: Rolling-summary size that triggers its rewrite.
     """
 
     protect_first_n = 3
@@ -106,6 +111,9 @@ class CompressorEngine(ContextEngine):
         min_tail_user_messages: int = 1,
         summarizer: str | Summarizer = "extractive",
         summarizer_options: Mapping[str, Any] | None = None,
+        micro_compact: bool = False,
+        micro_compact_every_n_turns: int = 1,
+        micro_compact_defrag_threshold_tokens: int = DEFAULT_DEFRAG_THRESHOLD_TOKENS,
     ) -> None:
         if tail_mode not in budgets.TAIL_MODES:
             raise EngineError(f"tail_mode must be one of {budgets.TAIL_MODES}, got {tail_mode!r}")
@@ -124,6 +132,8 @@ class CompressorEngine(ContextEngine):
         self.min_tail_user_messages = int(min_tail_user_messages)
         self.summarizer = make_summarizer(summarizer, summarizer_options)
         self.template: SummaryTemplate = HOST_TEMPLATE
+        self.micro_compact = bool(micro_compact)
+        self.micro = MicroCompactor(micro_compact_every_n_turns, micro_compact_defrag_threshold_tokens)
 
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
@@ -269,6 +279,7 @@ class CompressorEngine(ContextEngine):
         self.awaiting_real_usage_after_compression = False
         self.last_real_prompt_tokens = 0
         self.thrash.clear()
+        self.micro.reset()
 
     # ------------------------------------------------------------------ boundaries
 
@@ -448,7 +459,13 @@ class CompressorEngine(ContextEngine):
         self.awaiting_real_usage_after_compression = True
         self._last_compression_made_progress = True
         self._prune_rearm_tokens = 0  # a compaction restarts the proactive-prune runway
+        self.micro.after_compaction()  # its marker holds more than the rolling summary
         return out
+
+    def micro_compact_after_turn(self, messages: list[Message]) -> list[Message]:
+        """Upstream ``_micro_compact``: the host calls it after each completed turn; a no-op (the same
+        list) unless ``micro_compact`` is on (:mod:`.micro`, ``docs/compressor.md``)."""
+        return self.micro.run(messages, self) if self.micro_compact else messages
 
     # ------------------------------------------------------------------ cheap pruning
 
