@@ -8,10 +8,17 @@ histories differ, so every later token difference follows from it: the first div
 to explain (an upstream version change between the installed release and the source the port
 follows, or a port bug to fix).
 
+Attribution: the port is replayed twice, with its default rules (upstream ``0000416b``) and with
+``hermes_rules="0.19.0"``, which switches every rule listed as a version change in
+``docs/compressor.md`` back to the 0.19.0 behaviour. A difference that disappears under
+``0.19.0`` rules is explained by those version changes; one that remains is unexplained (a port bug
+or an unlisted change) and is listed request by request.
+
 Usage (needs a Hermes package: ``pip install 'contextlab[hermes]'``, e.g. the suite's
 ``.hermes-venv``)::
 
-    .hermes-venv/bin/python benchmarks/hermes_differential.py [PATH ...] [--context-length N] [--out FILE.csv]
+    .hermes-venv/bin/python benchmarks/hermes_differential.py [PATH ...] [--context-length N]
+        [--rules newest|0.19.0|both] [--out FILE.csv]
 
 Without PATH it replays the bundled datasets, each at the window the test suite uses.
 """
@@ -37,18 +44,21 @@ DEFAULT_RUNS = (
 DECISION_COLUMNS = ("compressed", "compress_trigger", "pruned")
 
 
-def compare(path: str, context_length: int) -> pd.DataFrame:
-    """One row per request: both engines' decisions and prompt tokens, and what differs."""
+def compare(path: str, context_length: int, hermes_rules: str = "newest") -> pd.DataFrame:
+    """One row per request: both engines' decisions and prompt tokens, and what differs.
+
+    ``hermes_rules`` is the port's rule generation (``"newest"`` or ``"0.19.0"``)."""
     transcript = load_transcript(path)
     settings = HostSettings(context_length=context_length)
     frames = {}
-    for engine in ("compressor", ENGINE_NAME):
-        result = replay(transcript, engine, settings)
+    runs = (("compressor", {"hermes_rules": hermes_rules}), (ENGINE_NAME, None))
+    for engine, params in runs:
+        result = replay(transcript, engine, settings, params=params)
         if result.status != "ok":
             raise SystemExit(f"{path}: {engine} failed: {result.summary.get('error')}")
         frames[engine] = result.trace.set_index("request")
     port, real = frames["compressor"], frames[ENGINE_NAME]
-    rows = pd.DataFrame({"transcript": transcript.transcript_id, "turn": port["turn"]})
+    rows = pd.DataFrame({"transcript": transcript.transcript_id, "rules": hermes_rules, "turn": port["turn"]})
     for column in (*DECISION_COLUMNS, "prompt_tokens"):
         rows[f"port_{column}"] = port[column]
         rows[f"hermes_{column}"] = real[column]
@@ -64,7 +74,8 @@ def describe(rows: pd.DataFrame) -> str:
     decisions = rows[rows["decision_differs"]]
     tokens = rows[rows["token_delta"] != 0]
     lines = [
-        f"{name}: {len(rows)} requests; decisions differ at {len(decisions)}, prompt tokens at {len(tokens)}",
+        f"{name} (port rules {rows['rules'].iloc[0]}): {len(rows)} requests; "
+        f"decisions differ at {len(decisions)}, prompt tokens at {len(tokens)}",
         f"  compactions: port {int(rows['port_compressed'].sum())}, hermes {int(rows['hermes_compressed'].sum())}; "
         f"prunes: port {int(rows['port_pruned'].sum())}, hermes {int(rows['hermes_pruned'].sum())}",
     ]
@@ -87,6 +98,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="transcripts (default: the bundled datasets)")
     parser.add_argument("--context-length", type=int, default=None, help="window for every PATH (default 128000)")
+    parser.add_argument(
+        "--rules",
+        choices=("newest", "0.19.0", "both"),
+        default="both",
+        help="the port's rule generation (both: newest, then 0.19.0 to attribute the differences)",
+    )
     parser.add_argument("--out", default=None, help="write every request's comparison to this CSV file")
     args = parser.parse_args()
     available, why = is_available()
@@ -97,11 +114,13 @@ def main() -> int:
         (p, args.context_length or w) for p, w in DEFAULT_RUNS
     ]
     print(f"hermes-agent {metadata.version('hermes-agent')} vs contextlab {metadata.version('contextlab')}")
+    generations = ("newest", "0.19.0") if args.rules == "both" else (args.rules,)
     frames = []
     for path, window in runs:
-        rows = compare(path, window)
-        frames.append(rows)
-        print(f"\n[window {window:,}] " + describe(rows))
+        for generation in generations:
+            rows = compare(path, window, generation)
+            frames.append(rows)
+            print(f"\n[window {window:,}] " + describe(rows))
     if args.out:
         pd.concat(frames).to_csv(Path(args.out), index=False)
         print(f"\nwrote {args.out}")

@@ -3,18 +3,22 @@
 Usage::
 
     python benchmarks/scale.py [--sizes 1,2,4,8] [--engines passthrough,compressor,...] [--cache PROFILE]
+                               [--memory-check 5000]
 
 ``coding-agent`` is repeated 1x, 2x, 4x and 8x as one session (each copy's texts made distinct, see
 ``benchmarks/scaling.py``), and replayed at a 128K window through each engine, without and with one
 cache profile. Each replay runs in a forked child on a cold token memo; the child reports its CPU
 time and its peak resident memory growth. The floor is the time to tokenize every distinct text of
 the session once (best of three, measured in the same run). A linear replay keeps ``cpu / floor``
-flat: the last column is each size's ratio over the 1x ratio (target: at most 1.5).
+flat: the last column is each size's ratio over the 1x ratio (target: at most 1.5). With
+``--memory-check N`` it also replays the first N requests of enough copies through ``passthrough``
+(without and with the cache profile) and reports the peak memory growth (target: under 500 MB).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -33,6 +37,7 @@ from contextlab.tokens import load_encoding
 REPO = Path(__file__).resolve().parent.parent
 ENGINES = ["passthrough", "compressor", "mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"]
 LIMIT = 1.5
+MEMORY_LIMIT_MB = 500
 
 
 def run_child(transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, float]:
@@ -43,6 +48,8 @@ def run_child(transcript: Transcript, engine: str, cache: str | None, context_le
         os.close(read_end)
         status = 0
         try:
+            # The parent's objects are the harness's: frozen, full collections scan only the replay's.
+            gc.freeze()
             before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             started = time.process_time()
             observers = [CacheObserver(cache, "system_and_3")] if cache else []
@@ -64,6 +71,45 @@ def run_child(transcript: Transcript, engine: str, cache: str | None, context_le
     return found
 
 
+def first_requests(transcript: Transcript, requests: int) -> Transcript:
+    """The transcript cut after its ``requests``-th assistant message (and that message's tool results)."""
+    seen = 0
+    cut = len(transcript.messages)
+    for i, message in enumerate(transcript.messages):
+        if message.get("role") == "assistant":
+            if seen == requests:
+                cut = i
+                break
+            seen += 1
+    return Transcript(
+        f"{transcript.transcript_id}[:{requests}]",
+        transcript.messages[:cut],
+        transcript.system_prompt,
+        transcript.tools,
+        usage={i: u for i, u in transcript.usage.items() if i < cut},
+        timestamps={i: t for i, t in transcript.timestamps.items() if i < cut},
+        model=transcript.model,
+        source_format=transcript.source_format,
+    )
+
+
+def memory_check(base: Transcript, requests: int, context_length: int, cache: str | None) -> None:
+    """Peak memory growth of a ``requests``-request passthrough replay (target: under 500 MB)."""
+    copies = -(-requests // max(1, base.n_requests))
+    session = first_requests(repeat_transcript(base, copies), requests)
+    for label in (None, cache) if cache else (None,):
+        found = run_child(session, "passthrough", label, context_length)
+        if "error" in found:
+            print(f"memory check failed: {found['error']}")
+            continue
+        verdict = "within" if found["mb"] < MEMORY_LIMIT_MB else "OVER"
+        print(
+            f"memory: passthrough{' + ' + label if label else ''}, {found['requests']:,.0f} requests: "
+            f"peak growth {found['mb']:.0f} MB, {found['cpu']:.1f} CPU s ({verdict} the {MEMORY_LIMIT_MB} MB target)",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,2,4,8", help="repetitions of coding-agent (comma-separated)")
@@ -71,6 +117,7 @@ def main() -> None:
     parser.add_argument("--cache", default="anthropic:claude-opus-5-5", help="the one cache profile ('' for none)")
     parser.add_argument("--context-length", type=int, default=128_000)
     parser.add_argument("--path", default=str(REPO / "datasets" / "coding-agent.jsonl.gz"))
+    parser.add_argument("--memory-check", type=int, default=0, help="also replay this many requests for memory")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = [e for e in args.engines.split(",") if e]
@@ -104,6 +151,8 @@ def main() -> None:
                 )
     verdict = "within" if worst <= LIMIT else "OVER"
     print(f"largest growth of the floor ratio over its 1x value: {worst:.2f} ({verdict} the {LIMIT}x target)")
+    if args.memory_check:
+        memory_check(base, args.memory_check, args.context_length, args.cache or None)
 
 
 if __name__ == "__main__":

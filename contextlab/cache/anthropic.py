@@ -80,6 +80,7 @@ class AnthropicProfile(CacheProfile):
         self.min_tokens = int(min_tokens) if min_tokens is not None else min_cacheable_tokens(self.model)
         self.lookback = int(lookback)
         self.collapse_runs = bool(collapse_runs)
+        self._image_keys: tuple[list[bytes], int, list[bytes]] | None = None  # source, count, keys
 
     def validate(self, markers: list[Marker]) -> str | None:
         """The 400 error a real request with these markers would get, else None."""
@@ -111,12 +112,17 @@ class AnthropicProfile(CacheProfile):
     def keys(self, request: RenderedRequest) -> list[bytes]:
         """Prefix keys. Images added or removed anywhere invalidate the messages layer (caching.md
         §1.2), so message-section keys carry whether the request has images."""
+        source = request.hashes
         if not request.has_images:
-            return request.hashes
-        return [
-            h + b"+images" if block.section == "messages" else h
-            for h, block in zip(request.hashes, request.blocks, strict=True)
-        ]
+            return source
+        # Extended in place by the next request (``RenderedRequest``): derive only the new keys.
+        cached = self._image_keys
+        out = cached[2] if cached is not None and cached[0] is source and cached[1] <= len(source) else []
+        blocks = request.blocks
+        for i in range(len(out), len(source)):
+            out.append(source[i] + b"+images" if blocks[i].section == "messages" else source[i])
+        self._image_keys = (source, len(source), out)
+        return out
 
     def simulate(self, request: RenderedRequest, markers: list[Marker], t: float) -> CacheResult:
         total = self.total(request)

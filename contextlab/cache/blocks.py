@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from contextlab.engine import Message
 from contextlab.messages import freeze, tool_calls
@@ -28,9 +28,11 @@ RUN_KINDS = frozenset({"tool_use", "tool_result"})
 _HASH_SIZE = 16
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """One cacheable unit of a request.
+
+    A named tuple of plain values: the garbage collector stops tracking such tuples, and a long
+    replay holds thousands of blocks (``docs/performance.md``).
 
     Attributes:
         section: ``tools``, ``system`` or ``messages``.
@@ -53,8 +55,7 @@ class Block:
     digest: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class _Part:
+class _Part(NamedTuple):
     kind: str
     chars: int
     digest: bytes
@@ -64,6 +65,12 @@ class _Part:
 @dataclass
 class RenderedRequest:
     """A request as blocks, with cumulative tokens and hashes and the lookback positions.
+
+    When the next request a renderer renders extends this one (shares all its messages), the
+    renderer appends to these very lists instead of copying them, so a request costs its new
+    blocks, not its length. A request is therefore current until its renderer renders the next
+    one; whoever keeps a request's lists past that keeps their length too (the stores and profiles
+    do: ``docs/performance.md``). The first ``len`` entries of a list never change.
 
     Attributes:
         blocks: Blocks in provider order.
@@ -252,9 +259,15 @@ class BlockRenderer:
             and previous.key == (tool_parts, tools_tokens, overhead_tokens, system_split)
         ):
             start = min(shared_messages, len(previous.message_ends), len(messages))
-            message_ends = previous.message_ends[:start]
-            end = message_ends[-1] + 1 if message_ends else previous.messages_start
-            head = previous.blocks[:end]
+            if 0 < start == len(previous.message_ends):
+                # This request extends the previous one: its lists grow in place (no copy); the
+                # previous request is superseded (see ``RenderedRequest``).
+                message_ends = previous.message_ends
+                head = previous.blocks
+            else:
+                message_ends = previous.message_ends[:start]
+                end = message_ends[-1] + 1 if message_ends else previous.messages_start
+                head = previous.blocks[:end]
         blocks: list[Block] = head
         if not head:
             if tool_parts:
@@ -316,14 +329,20 @@ class BlockRenderer:
                 old = previous.blocks
                 while shared < limit and (old[shared] is blocks[shared] or old[shared] == blocks[shared]):
                     shared += 1
-        if shared:
+        if shared and previous is not None and shared == len(previous.hashes):
+            # The previous request is the whole shared part: extend its lists in place.
+            hashes, cum_tokens, cum_chars = previous.hashes, previous.cum_tokens, previous.cum_chars
+            position_of, positions = previous.position_of, previous.positions
+            running_tokens = cum_tokens[shared - 1]
+            running_chars = cum_chars[shared - 1]
+        elif shared and previous is not None:
             # Everything about the shared leading blocks is what the previous request computed.
-            hashes = previous.hashes[:shared]  # type: ignore[union-attr]
-            cum_tokens = previous.cum_tokens[:shared]  # type: ignore[union-attr]
-            cum_chars = previous.cum_chars[:shared]  # type: ignore[union-attr]
-            position_of = previous.position_of[:shared]  # type: ignore[union-attr]
+            hashes = previous.hashes[:shared]
+            cum_tokens = previous.cum_tokens[:shared]
+            cum_chars = previous.cum_chars[:shared]
+            position_of = previous.position_of[:shared]
             last_position = position_of[shared - 1]
-            positions = previous.positions[: last_position + 1]  # type: ignore[union-attr]
+            positions = previous.positions[: last_position + 1]
             positions[-1] = shared - 1  # a run may have continued past the shared part
             running_tokens = cum_tokens[shared - 1]
             running_chars = cum_chars[shared - 1]

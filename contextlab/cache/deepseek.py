@@ -48,7 +48,8 @@ class DeepSeekProfile(CacheProfile):
         self.interval = int(interval)
         self.legacy = bool(legacy)
         self.ttl_s = ttl_seconds(ttl)
-        self._recent: deque[tuple[list[bytes], float]] = deque(maxlen=max(1, int(recent)))
+        # (prefix keys, how many of them were the request's, request time) of recent requests.
+        self._recent: deque[tuple[list[bytes], int, float]] = deque(maxlen=max(1, int(recent)))
         self._units: dict[bytes, int] = {}
 
     def _unit(self, key: bytes, tokens: int, t: float, ready_at: float | None = None) -> None:
@@ -66,8 +67,8 @@ class DeepSeekProfile(CacheProfile):
         previous = self._recent[-1] if self._recent else None
         if previous is not None:
             # The previous output becomes a unit if this request replays it right after its input.
-            old, at = previous
-            end = len(old) - 1
+            old, size, at = previous
+            end = size - 1
             if 0 <= end < len(hashes) - 1 and hashes[end] == old[end]:
                 nxt = request.blocks[end + 1]
                 stop = end + 1
@@ -87,8 +88,8 @@ class DeepSeekProfile(CacheProfile):
         # Units this request persists (readable by later requests only).
         self._unit(hashes[-1], cum[-1], t)
         common = []
-        for old, _ in self._recent:
-            shared = common_prefix(old, hashes)
+        for old, size, _ in self._recent:
+            shared = common_prefix(old, hashes, size)
             common.append(shared)
             if shared:
                 self._unit(hashes[shared - 1], cum[shared - 1], t, ready_at=t + max(self.ttft, 1e-9))
@@ -99,7 +100,7 @@ class DeepSeekProfile(CacheProfile):
         for i in range(start, len(cum)):
             if cum[i] // k > (cum[i - 1] if i else 0) // k:
                 self._unit(hashes[i], (cum[i] // k) * k, t)
-        self._recent.append((hashes, t))
+        self._recent.append((hashes, len(hashes), t))
         return lcp_result(total, hit)
 
     def _legacy(self, request: RenderedRequest, cum: list[int], total: int, t: float) -> CacheResult:

@@ -17,7 +17,7 @@ from contextlab.cache.blocks import BlockRenderer
 from contextlab.cache.policies import Policy, make_policy
 from contextlab.cache.prefix import PrefixProfile
 from contextlab.cache.pricing import PriceTable, load_prices, request_cost, uncached_cost
-from contextlab.cache.profiles import CacheProfile, CacheResult, make_profile
+from contextlab.cache.profiles import CacheProfile, make_profile
 from contextlab.errors import ConfigError
 from contextlab.host.observers import RequestObserver, RequestView
 
@@ -65,7 +65,6 @@ class CacheObserver:
         self._totals = [
             dict.fromkeys(("total", "read", "write", "uncached", "cost", "base_cost"), 0.0) for _ in self.profiles
         ]
-        self.results: list[list[CacheResult]] = [[] for _ in self.profiles]
 
     def unpriced(self) -> list[str]:
         """``provider:model`` of the profiles with no row in the price table (their cost is NaN)."""
@@ -122,7 +121,6 @@ class CacheObserver:
             totals["uncached"] += result.uncached
             totals["cost"] += cost
             totals["base_cost"] += uncached_cost(result, price, output)
-            self.results[i].append(result)
         return row
 
     def summary(self) -> dict[str, Any]:

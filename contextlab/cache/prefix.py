@@ -33,14 +33,14 @@ class PrefixProfile(CacheProfile):
         self.read_mult = float(read_mult)
         self.write_mult = float(write_mult)
         self.unit = unit
-        self._previous: list[bytes] = []
+        self._previous: tuple[list[bytes], int] = ([], 0)  # the previous request's keys and their count
 
     def simulate(self, request: RenderedRequest, markers: list[Marker], t: float) -> CacheResult:
         total = self.total(request)
         cum = self.cum(request)
-        old, hashes = self._previous, request.hashes
-        shared = common_prefix(old, hashes)
-        self._previous = hashes
+        (old, size), hashes = self._previous, request.hashes
+        shared = common_prefix(old, hashes, size)
+        self._previous = (hashes, len(hashes))
         if shared == 0:
             read = 0
         elif self.unit == "tokens":

@@ -79,7 +79,7 @@ class CacheProfile(ABC):
         self.seed = int(seed)
         self.options = dict(options)
         self.store = CacheStore(ttft=self.ttft)
-        self._scaled: tuple[int, list[int]] | None = None
+        self._scaled: tuple[list[int], int, int, list[int]] | None = None  # source, count, overhead, scaled
         self.configure(**options)
 
     def configure(self, **options: Any) -> None:
@@ -103,18 +103,22 @@ class CacheProfile(ABC):
 
     def cum(self, request: RenderedRequest) -> list[int]:
         """Cumulative provider tokens per block (scaled; the unseen prefix kept as is)."""
+        source = request.cum_tokens
         if self.token_scale == 1.0:
-            return request.cum_tokens
+            return source
+        # A request that extends the previous one shares its (grown) lists: scale only the new
+        # blocks. The cache keeps the source list itself, so its identity cannot be reused.
         cached = self._scaled
-        if cached is not None and cached[0] == id(request):
-            return cached[1]
-        s, overhead = self.token_scale, 0
-        out = [0] * len(request.blocks)
-        for i, block in enumerate(request.blocks):
-            if block.kind == "overhead":
-                overhead = block.tokens
-            out[i] = overhead + round(s * (request.cum_tokens[i] - overhead))
-        self._scaled = (id(request), out)
+        if cached is not None and cached[0] is source and cached[1] <= len(source):
+            _, done, overhead, out = cached
+        else:
+            done, overhead, out = 0, 0, []
+        s, blocks = self.token_scale, request.blocks
+        for i in range(done, len(source)):
+            if blocks[i].kind == "overhead":
+                overhead = blocks[i].tokens
+            out.append(overhead + round(s * (source[i] - overhead)))
+        self._scaled = (source, len(source), overhead, out)
         return out
 
     def total(self, request: RenderedRequest) -> int:

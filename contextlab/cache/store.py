@@ -8,7 +8,8 @@ begun (A13), so parallel requests with the same prefix all miss.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from itertools import islice
+from typing import NamedTuple
 
 TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0, "30m": 1800.0, "12h": 43200.0, "24h": 86400.0}
 
@@ -28,9 +29,9 @@ def ttl_seconds(ttl: str | float) -> float:
     return float(ttl[:-1]) * scale
 
 
-@dataclass(slots=True)
-class Entry:
-    """One cached prefix."""
+class Entry(NamedTuple):
+    """One cached prefix. Immutable (a refresh stores a new entry): a tuple of plain numbers is not
+    tracked by the garbage collector, and a long replay's stores hold one entry per prefix."""
 
     tokens: int
     written_at: float
@@ -42,13 +43,15 @@ class Entry:
         return self.ready_at <= t < self.last_used + self.ttl
 
 
-def common_prefix(a: list[bytes], b: list[bytes]) -> int:
-    """How many leading prefix keys two requests share.
+def common_prefix(a: list[bytes], b: list[bytes], a_size: int | None = None, b_size: int | None = None) -> int:
+    """How many leading prefix keys two requests share (of their first ``a_size`` / ``b_size`` keys:
+    a renderer may have extended a kept list since, see ``RenderedRequest``).
 
     A key is a cumulative hash (it names the whole prefix up to its block), so ``a[i] == b[i]``
     implies every earlier key is shared too: the length is found by bisection.
     """
-    low, high = 0, min(len(a), len(b))
+    low = 0
+    high = min(len(a) if a_size is None else a_size, len(b) if b_size is None else b_size)
     while low < high:
         middle = (low + high) // 2
         if a[middle] == b[middle]:
@@ -81,7 +84,8 @@ class CacheStore:
         self._writes = 0
         self._size_after_sweep = 0
         self._latest = float("-inf")
-        self._pending: tuple[list[bytes], float, float] | None = None  # keys refreshed at t, with ttl
+        # The first ``size`` keys of a prompt, refreshed at ``t`` with ``ttl``: (keys, size, t, ttl).
+        self._pending: tuple[list[bytes], int, float, float] | None = None
         self._settled = True  # the pending refresh is applied to every entry
 
     def __len__(self) -> int:
@@ -98,11 +102,11 @@ class CacheStore:
         pending = self._pending
         if pending is None or (keys is None and self._settled):
             return
-        entries, at = self._entries, pending[1]
-        for key in pending[0] if keys is None else keys:
+        entries, at = self._entries, pending[2]
+        for key in islice(pending[0], pending[1]) if keys is None else keys:
             entry = entries.get(key)
             if entry is not None and entry.last_used < at:
-                entry.last_used = at
+                entries[key] = Entry(entry.tokens, entry.written_at, at, entry.ttl, entry.ready_at)
         if keys is None:
             self._settled = True
 
@@ -121,16 +125,16 @@ class CacheStore:
             return False
         last = entry.last_used
         pending = self._pending
-        if pending is not None and pending[1] > last and index < len(pending[0]) and pending[0][index] == key:
-            last = pending[1]
+        if pending is not None and pending[2] > last and index < pending[1] and pending[0][index] == key:
+            last = pending[2]
         return entry.ready_at <= t < last + entry.ttl
 
     def touch(self, key: bytes, t: float) -> None:
         """Refresh an entry that was just read."""
         self._settle()
         entry = self._entries.get(key)
-        if entry is not None:
-            entry.last_used = max(entry.last_used, t)
+        if entry is not None and t > entry.last_used:
+            self._entries[key] = Entry(entry.tokens, entry.written_at, t, entry.ttl, entry.ready_at)
 
     def write(self, key: bytes, tokens: int, t: float, ttl: float, *, ready_at: float | None = None) -> None:
         """Create or refresh ``key`` at ``t``; a refresh keeps the longer TTL."""
@@ -138,8 +142,9 @@ class CacheStore:
         ready = t + self.ttft if ready_at is None else ready_at
         entry = self._entries.get(key)
         if entry is not None and entry.readable(t):
-            entry.last_used = max(entry.last_used, t)
-            entry.ttl = max(entry.ttl, ttl)
+            if t > entry.last_used or ttl > entry.ttl:
+                last, longest = max(entry.last_used, t), max(entry.ttl, ttl)
+                self._entries[key] = Entry(entry.tokens, entry.written_at, last, longest, entry.ready_at)
         else:
             self._entries[key] = Entry(tokens, t, t, ttl, ready)
         self._latest = max(self._latest, t)
@@ -156,12 +161,12 @@ class CacheStore:
         start = 0
         pending = self._pending
         if pending is not None:
-            old, at, old_ttl = pending
-            shared = common_prefix(old, keys)
+            old, size, at, old_ttl = pending
+            shared = common_prefix(old, keys, size)
             # Every shared entry was refreshed at ``at`` with at least this TTL: readable now.
             if shared and old_ttl == ttl and at + self.ttft <= t < at + ttl:
                 if not self._settled:
-                    self._settle(old[shared:])  # the previous prompt's own tail keeps its refresh
+                    self._settle(old[shared:size])  # the previous prompt's own tail keeps its refresh
                 start = shared
             else:
                 self._settle()
@@ -169,13 +174,12 @@ class CacheStore:
         for key, count in zip(keys[start:], tokens[start:], strict=True):
             entry = entries.get(key)
             if entry is not None and entry.ready_at <= t < entry.last_used + entry.ttl:
-                if t > entry.last_used:
-                    entry.last_used = t
-                if ttl > entry.ttl:
-                    entry.ttl = ttl
+                if t > entry.last_used or ttl > entry.ttl:
+                    last, longest = max(entry.last_used, t), max(entry.ttl, ttl)
+                    entries[key] = Entry(entry.tokens, entry.written_at, last, longest, entry.ready_at)
             else:
                 entries[key] = Entry(count, t, t, ttl, ready)
-        self._pending = (keys, t, ttl)
+        self._pending = (keys, len(keys), t, ttl)
         self._settled = False
         self._latest = max(self._latest, t)
         self._count_writes(len(keys) - start)

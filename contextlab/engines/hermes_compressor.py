@@ -1,12 +1,15 @@
 """``hermes.compressor``: the real Hermes ``ContextCompressor``, replayed inside contextlab.
 
 When a Hermes Agent package is importable (``pip install 'contextlab[hermes]'``), this engine is
-the host's own ``agent.context_compressor.ContextCompressor`` with two changes only:
+the host's own ``agent.context_compressor.ContextCompressor`` with these changes only:
 
 * its summary LLM call (the module's ``call_llm``) is answered by a contextlab summarizer
   (``extractive`` by default, offline and deterministic; ``llm`` or any ``Summarizer`` object), so a
   replay needs no network and no credentials;
-* ``name`` is ``"hermes.compressor"``, so traces and reports tell it apart from contextlab's port.
+* ``name`` is ``"hermes.compressor"``, so traces and reports tell it apart from contextlab's port;
+* an aborted ``compress`` returns its input, as the host's compaction wrapper does with the
+  compressor's result then; the summarizer is told the window's first index and whether the focus
+  is the caller's or the host's automatic one (seam bookkeeping, no rule changes).
 
 The window is passed as the compressor's ``config_context_length``, which keeps its model-metadata
 lookup offline. Every other rule, text and threshold is the installed package's, which is what
@@ -80,6 +83,22 @@ def _build_class(module: types.ModuleType) -> type:
         base.__init__(self, model=model, config_context_length=int(context_length), **kwargs)
         self.contextlab_summarizer = make_summarizer(summarizer, summarizer_options)
 
+    def compress(self: Any, messages: list[dict[str, Any]], *args: Any, **kwargs: Any) -> Any:
+        # Remember the caller's explicit focus: without one the host derives an automatic focus and
+        # passes it as ``focus_topic``; contextlab's summarizers take that as ``auto_focus``.
+        self._contextlab_focus = kwargs.get("focus_topic", args[1] if len(args) > 1 else None)
+        self._contextlab_pruned = None
+        result = base.compress(self, messages, *args, **kwargs)
+        # On an abort the compressor returns its pruned copy, and the host's compaction wrapper keeps
+        # the original list (it reads ``_last_compress_aborted``): do the same for contextlab's host.
+        return messages if getattr(self, "_last_compress_aborted", False) else result
+
+    def _prune_old_tool_results(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # The summarised turns are a slice of this list: it gives the window's first index.
+        result = base._prune_old_tool_results(self, *args, **kwargs)
+        self._contextlab_pruned = result[0]
+        return result
+
     def _generate_summary(self: Any, turns: list[dict[str, Any]], *args: Any, **kwargs: Any) -> Any:
         previous = getattr(_route, "call", None)
         _route.call = (self, turns, args, kwargs)
@@ -98,6 +117,8 @@ def _build_class(module: types.ModuleType) -> type:
             "__doc__": f"{DESCRIPTION}.",
             "__module__": __name__,
             "__init__": __init__,
+            "compress": compress,
+            "_prune_old_tool_results": _prune_old_tool_results,
             "_generate_summary": _generate_summary,
             "name": property(name),
         },
@@ -131,13 +152,18 @@ def _answer(call: tuple[Any, list[dict[str, Any]], tuple[Any, ...], dict[str, An
     focus = extra.get("focus_topic", args[0] if args else None)
     memory = extra.get("memory_context", args[1] if len(args) > 1 else "")
     fields = {f.name for f in dataclasses.fields(SummaryRequest)}
+    explicit = getattr(engine, "_contextlab_focus", None)
+    pruned = getattr(engine, "_contextlab_pruned", None) or []
+    first = next((i for i, row in enumerate(pruned) if turns and row is turns[0]), 0)
     values: dict[str, Any] = {
         "turns": turns,
         "budget_tokens": int(engine._compute_summary_budget(turns)),
         "template": HOST_TEMPLATE,
         "previous_summary": getattr(engine, "_previous_summary", None),
-        "focus_topic": focus or None,
+        "focus_topic": (focus or None) if explicit else None,
+        "auto_focus": None if explicit else (focus or None),
         "memory_context": memory or "",
+        "first_index": first,
     }
     messages = kwargs.get("messages") or []
     if "prompt" in fields and messages:

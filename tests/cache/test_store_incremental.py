@@ -18,8 +18,8 @@ class _NaiveStore:
         for key, count in zip(keys, tokens, strict=True):
             entry = self.entries.get(key)
             if entry is not None and entry.readable(t):
-                entry.last_used = max(entry.last_used, t)
-                entry.ttl = max(entry.ttl, ttl)
+                last, longest = max(entry.last_used, t), max(entry.ttl, ttl)
+                self.entries[key] = Entry(entry.tokens, entry.written_at, last, longest, entry.ready_at)
             else:
                 self.entries[key] = Entry(count, t, t, ttl, t + self.ttft)
 

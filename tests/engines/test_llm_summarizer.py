@@ -166,7 +166,7 @@ def test_auth_failure_aborts_with_input_unchanged(stub: StubServer, tmp_path: Pa
     engine = engine_with(stub, tmp_path)
     history = conversation(30, 4000)
     assert engine.compress(history) is history
-    assert engine.compression_count == 0
+    assert engine.compression_count == 0 and engine._last_compress_aborted
     assert engine.last_failure is not None and engine.last_failure.kind is FailureKind.AUTH
 
 

@@ -194,9 +194,14 @@ def test_the_differential_benchmark_lists_where_the_two_compressors_differ(herme
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("hermes-agent 0.19.0 vs contextlab")
-    assert "coding-agent-short: 21 requests; decisions differ at" in done.stdout
+    assert "coding-agent-short (port rules newest): 21 requests; decisions differ at" in done.stdout
     rows = pd.read_csv(out)
-    assert len(rows) == 21 and {"port_compressed", "hermes_compressed", "token_delta"} <= set(rows.columns)
+    assert len(rows) == 42 and {"rules", "port_compressed", "hermes_compressed", "token_delta"} <= set(rows.columns)
+    newest, old = rows[rows["rules"] == "newest"], rows[rows["rules"] == "0.19.0"]
     # The listed differences are the rows whose decisions differ, nothing else.
     listed = int(done.stdout.split("decisions differ at ")[1].split(",")[0])
-    assert listed == int(rows["decision_differs"].sum())
+    assert listed == int(newest["decision_differs"].sum())
+    # With every version-gated rule switched back to 0.19.0, nothing is left unexplained: the port
+    # decides what the real 0.19.0 compressor decides and sends the same prompt tokens.
+    assert int(old["decision_differs"].sum()) == 0 and (old["token_delta"] == 0).all()
+    assert int(old["port_compressed"].sum()) == int(old["hermes_compressed"].sum()) >= 1

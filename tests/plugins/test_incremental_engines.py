@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import bm25s
+import numpy as np
 from engine_helpers import load, tool_session
 
 from contextlab.engines import parts
@@ -42,6 +43,68 @@ def test_incremental_bm25_scores_equal_bm25s_through_adds_and_removes() -> None:
         reference.index([live[k] or [""] for k in keys], show_progress=False)
         assert index.scores(keys, terms) == [float(s) for s in reference.get_scores(terms)]
         assert ranking.rank_indexed(index, keys, terms) == ranking.rank_groups([live[k] for k in keys], terms)
+
+
+def test_score_order_equals_the_rounded_python_sort() -> None:
+    ranking = _ranking()
+    rng = random.Random(5)
+    for _ in range(400):
+        n = rng.randint(0, 60)
+        scale = rng.choice([1e-12, 1e-10, 1e-9, 3e-9, 1e-6, 1.0, 20.0])
+        pool = [rng.random() * scale for _ in range(rng.randint(1, 8))]
+        # Few distinct values, some exactly on or next to a rounding boundary of 1e-9.
+        pool += [k * 1e-9 + 5e-10 + d for k in range(3) for d in (-1e-18, 0.0, 1e-18)]
+        scores = [float(np.float32(rng.choice(pool))) if rng.random() < 0.5 else rng.choice(pool) for _ in range(n)]
+        expected = sorted(range(n), key=lambda i: (-round(scores[i], 9), -i))
+        assert ranking.score_order(scores) == expected
+
+
+def test_index_slots_follow_growing_keys_and_re_added_documents() -> None:
+    ranking = _ranking()
+    index = ranking.BM25Index()
+    texts = {key: [key, "x"] for key in "abcd"}
+
+    def check(keys: list[str]) -> None:
+        reference = bm25s.BM25()
+        reference.index([texts[k] for k in keys], show_progress=False)
+        assert index.scores(keys, ["x", "a"]) == [float(s) for s in reference.get_scores(["x", "a"])]
+
+    for key in "ab":
+        index.add(key, texts[key])
+    check(["a", "b"])
+    for key in "cd":
+        index.add(key, texts[key])
+    check(["a", "b", "c", "d"])  # the keys grew: only the new ones are looked up
+    check(["b", "a", "c", "d"])  # reordered
+    index.remove("a")
+    texts["a"] = ["z"]
+    index.add("a", texts["a"])  # a new slot and new text: the scores follow it, not the old slot
+    check(["b", "a", "c", "d"])
+
+
+def test_tokenize_equals_bm25s_tokenize() -> None:
+    ranking = _ranking()
+    rng = random.Random(7)
+    pieces = [
+        "The",
+        "parser",
+        "state",
+        "isn't",
+        "reset",
+        "file_3.py",
+        "ÉTÉ",
+        "a",
+        "I",
+        "x2",
+        "--",
+        "été",
+        "Ωmega",
+        "42",
+    ]
+    texts = ["", "the a an", *(" ".join(rng.choices(pieces, k=rng.randint(1, 30))) for _ in range(300))]
+    for text in texts:
+        found = bm25s.tokenize([text], stopwords=ranking.STOPWORDS, return_ids=False, show_progress=False)
+        assert ranking.tokenize(text) == [t for t in found[0] if t]
 
 
 def test_query_terms_memo_gives_the_joined_texts_terms() -> None:

@@ -15,8 +15,6 @@ TIMEOUT_LADDER: tuple[float, ...] = (60.0, 300.0, 900.0)
 JSON_STREAM_COOLDOWN = 30.0
 OTHER_COOLDOWN = 60.0
 NO_PROVIDER_COOLDOWN = 600.0
-STRUCTURAL_BACKOFF = 300.0
-"""Upstream ``_STRUCTURAL_NO_OP_BACKOFF_SECONDS``: a no-op with nothing eligible defers retries, no strike."""
 
 
 def cooldown_for(kind: FailureKind, timeout_failures: int) -> float:
@@ -33,14 +31,13 @@ def cooldown_for(kind: FailureKind, timeout_failures: int) -> float:
 @dataclass
 class AntiThrash:
     """Per-session anti-thrash counters. In memory: upstream persists the strikes, the fallback streak,
-    the cooldown and the prune runway on the session row so a restart does not disarm them; a replay is
+    and the cooldown on the session row so a restart does not disarm them; a replay is
     one process, so nothing is lost here (``docs/compressor.md``)."""
 
     ineffective: int = 0
     fallback_streak: int = 0
     cooldown_until: float = 0.0
     timeout_failures: int = 0
-    structural_until: float = 0.0
 
     def strike(self) -> None:
         """An ineffective compaction: real usage still over threshold, or a no-op pass."""
@@ -58,9 +55,6 @@ class AntiThrash:
         remaining = self.cooldown_remaining()
         if remaining > 0:
             return f"cooldown:{math.ceil(remaining)}"
-        structural = self.structural_until - clock.now()
-        if structural > 0:
-            return f"structural_backoff:{math.ceil(structural)}"
         if self.ineffective >= STRIKE_LIMIT or self.fallback_streak >= FALLBACK_STREAK_LIMIT:
             return "ineffective"
         return None
@@ -76,16 +70,7 @@ class AntiThrash:
     def record_success(self) -> None:
         """A summary succeeded: the timeout ladder and the cooldown reset."""
         self.timeout_failures = 0
-        self.structural_until = 0.0
         self.cooldown_until = 0.0
-
-    def structural_no_op(self) -> None:
-        """Nothing eligible to compress: back off for a while instead of striking (upstream #93022)."""
-        self.structural_until = clock.now() + STRUCTURAL_BACKOFF
-
-    def clear_structural(self) -> None:
-        """A completed compaction (or a forced ``/compress``) lifts the structural backoff."""
-        self.structural_until = 0.0
 
     def clear_cooldown(self) -> None:
         """``force=True`` (manual ``/compress``) bypasses the cooldown."""
@@ -96,4 +81,3 @@ class AntiThrash:
         self.fallback_streak = 0
         self.cooldown_until = 0.0
         self.timeout_failures = 0
-        self.structural_until = 0.0

@@ -1,5 +1,5 @@
 """Assembling the compacted list: head, summary (standalone or merged), tail, then sanitation
-(``host-contract.md`` §2d steps 4 and 7; upstream ``_assemble_compressed``, ``_summary_placement``).
+(``host-contract.md`` §2d steps 4 and 7; upstream ``compress`` phase 4 and ``_sanitize_tool_pairs``).
 
 Every text comes from :mod:`.texts` (the host's bytes, with their upstream source).
 """
@@ -23,8 +23,6 @@ TOOL_CALL_REMOVED = texts.TOOL_CALL_REMOVED
 IMAGE_STRIPPED = texts.IMAGE_STRIPPED
 SUMMARY_KEY = "_compressed_summary"
 HAS_USER_KEY = "_compressed_summary_has_user_turn"
-TAIL_KEY = "_compaction_tail"
-"""Upstream tags every carried-forward tail row with it; never sent, but the rough estimator counts it."""
 _IMAGE_TYPES = ("image_url", "image", "input_image")
 
 
@@ -99,58 +97,39 @@ def is_actionable_user(message: Message) -> bool:
 # --------------------------------------------------------------------------- role choice and merge
 
 
-def visible_role(message: Message) -> str | None:
-    """The role a strict alternation template counts: tool rows and assistant tool-call rows are exempt."""
-    role = message.get("role")
-    if role == "tool" or (role == "assistant" and message.get("tool_calls")):
-        return None
-    return str(role) if role is not None else None
-
-
 @dataclass(frozen=True)
 class SummaryPlacement:
-    """How the summary enters the list: its role, a merge into a tail row (and which), forced user."""
+    """How the summary enters the list: its role, a merge into the first tail row, forced user."""
 
     role: str
     merge: bool
     forced_user: bool
-    merge_index: int = 0
 
 
-def choose_placement(head: list[Message], tail: list[Message], compress_start: int) -> SummaryPlacement:
-    """Upstream ``_summary_placement``: alternate on template-visible roles against the head, then the
-    tail; force ``user`` at the start, after a system head, or when no text-bearing user row survives;
-    merge into the first tail row when neither role alternates."""
-    last_head: str | None = "user"
-    if head:
-        last_head = next((r for r in (visible_role(m) for m in reversed(head)) if r is not None), None)
-    first_visible = next(((i, r) for i, r in enumerate(visible_role(m) for m in tail) if r is not None), None)
-    first_index, first_role = first_visible if first_visible else (None, None)
-    forced = (
-        compress_start == 0
-        or last_head == "system"
-        or not any(m.get("role") == "user" and content_text(m).strip() for m in (*head, *tail))
-    )
-    role = "user" if last_head in (None, "assistant", "tool") or forced else "assistant"
+def choose_placement(
+    last_head_role: str, first_tail_role: str | None, *, forced_user: bool, has_tail: bool
+) -> SummaryPlacement:
+    """Upstream's role choice in ``compress``: ``user`` after an assistant/tool head or when forced,
+    else ``assistant``; flip to avoid the first tail row's role unless that collides with the head (or
+    the role is forced), in which case the summary merges into the first tail row."""
+    role = "user" if last_head_role in ("assistant", "tool") or forced_user else "assistant"
     merge = False
-    if first_role is not None and role == first_role:
+    if first_tail_role is not None and role == first_tail_role:
         flipped = "assistant" if role == "user" else "user"
-        if flipped != last_head and last_head is not None and not forced:
+        if flipped != last_head_role and not forced_user:
             role = flipped
         else:
-            merge = bool(tail)
-    target = first_index if forced and first_index is not None else 0
-    return SummaryPlacement(role, merge, forced, target)
+            merge = has_tail
+    return SummaryPlacement(role, merge, forced_user)
 
 
-def summary_message(summary: str, role: str, has_user_turn: bool) -> Message:
-    """A standalone handoff row: the prefixed summary, a blank line, the end marker, metadata keys."""
-    return {
-        "role": role,
-        "content": f"{summary}\n\n{END_MARKER}",
-        SUMMARY_KEY: True,
-        HAS_USER_KEY: has_user_turn,
-    }
+def summary_message(summary: str, role: str, has_user_turn: bool | None) -> Message:
+    """A standalone handoff row: the prefixed summary, a blank line, the end marker, metadata keys
+    (``has_user_turn`` None: the key is not written, as in 0.19.0)."""
+    row: Message = {"role": role, "content": f"{summary}\n\n{END_MARKER}", SUMMARY_KEY: True}
+    if has_user_turn is not None:
+        row[HAS_USER_KEY] = has_user_turn
+    return row
 
 
 def _add_text(content: object, text: str, *, prepend: bool) -> object:
@@ -163,7 +142,7 @@ def _add_text(content: object, text: str, *, prepend: bool) -> object:
     return text + rendered if prepend else rendered + text
 
 
-def merge_into(message: Message, summary: str, placement: SummaryPlacement, has_user_turn: bool) -> Message:
+def merge_into(message: Message, summary: str, placement: SummaryPlacement, has_user_turn: bool | None) -> Message:
     """A tail row with the (prefixed) summary merged in, as upstream ``_merge_summary_into_tail_row``."""
     old = message.get("content", "")
     if placement.forced_user and placement.role == "user":
@@ -174,7 +153,8 @@ def merge_into(message: Message, summary: str, placement: SummaryPlacement, has_
     merged = {k: v for k, v in message.items() if k != "api_content"}  # the sidecar no longer matches
     merged["content"] = content
     merged[SUMMARY_KEY] = True
-    merged[HAS_USER_KEY] = has_user_turn
+    if has_user_turn is not None:
+        merged[HAS_USER_KEY] = has_user_turn
     return merged
 
 
@@ -212,10 +192,6 @@ def sanitize_tool_pairs(messages: list[Message]) -> list[Message]:
     than by id over the whole list as upstream does: identical when ids are unique, and still valid
     when a transcript reuses call ids (``docs/compressor.md``).
     """
-    # In-flight protection: the last non-tool row, when it is an assistant, may still be waiting for
-    # its results, so its calls are kept verbatim (upstream ``_sanitize_tool_pairs``, #79278).
-    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") != "tool"), -1)
-    inflight = messages[last] if last >= 0 and messages[last].get("role") == "assistant" else None
     answered_by_group: dict[int, set[str]] = {}
     owner = -1
     for i, m in enumerate(messages):
@@ -235,7 +211,7 @@ def sanitize_tool_pairs(messages: list[Message]) -> list[Message]:
             continue
         calls = tool_calls(m)
         answered = answered_by_group.get(i, set())
-        if calls and m is not inflight and any(str(c.get("id") or "") not in answered for c in calls):
+        if calls and any(str(c.get("id") or "") not in answered for c in calls):
             live = [c for c in calls if str(c.get("id") or "") in answered]
             m = {k: v for k, v in m.items() if k != "tool_calls"}
             if live:

@@ -16,8 +16,6 @@ from contextlab.messages import content_text, tool_calls
 MIN_TAIL_FLOOR = 3
 MIN_TAIL_CAP = 8
 SOFT_CEILING = 1.5
-TAIL_WINDOW_FRACTION = 0.20
-ACTIVE_TASK_MAX_CHARS = 1_400
 HEAD_SCAN_EXTRA = 4
 
 
@@ -81,16 +79,14 @@ def min_tail(available: int, protect_last_n: int) -> int:
     return min(max(MIN_TAIL_FLOOR, min(protect_last_n, MIN_TAIL_CAP)), max(MIN_TAIL_FLOOR, available - 2), available)
 
 
-def soft_ceiling(budget: int, context_length: int) -> int:
-    """Upstream ``_tail_soft_ceiling``: 1.5 × budget, never past 20% of the window, never under budget."""
-    ceiling = int(budget * SOFT_CEILING)
-    if context_length > 0:
-        ceiling = min(ceiling, int(context_length * TAIL_WINDOW_FRACTION))
-    return max(ceiling, budget)
+def soft_ceiling(budget: int) -> int:
+    """The tail walk's soft ceiling: 1.5 × the budget (upstream ``_find_tail_cut_by_tokens``)."""
+    return int(budget * SOFT_CEILING)
 
 
 def _walk(costs: list[int], head_end: int, ceiling: int, floor: int, *, cut_at_break: bool) -> tuple[int, int]:
-    """Upstream ``_walk_tail_budget``: newest first down to ``head_end`` inclusive."""
+    """Newest first down to ``head_end`` inclusive; stop at the first row that would pass ``ceiling``
+    once at least ``floor`` rows (counting that one) are behind the walk."""
     n = len(costs)
     acc = 0
     cut = n
@@ -110,62 +106,42 @@ def tail_cut_by_tokens(
     protect_last_n: int,
     min_tail_user_messages: int = 1,
     costs: list[int] | None = None,
-    context_length: int = 0,
-    allow_split_turn: bool = True,
 ) -> int:
     """``compress_end``: the first tail index (upstream ``_find_tail_cut_by_tokens``).
 
     Args:
         messages: The (pruned) history.
         head_end: ``compress_start``.
-        budget: The tail token budget; optional rows may go to the soft ceiling.
+        budget: The tail token budget; the walk may go to 1.5 × it.
         protect_last_n: Drives the minimum tail size.
         min_tail_user_messages: Keep at least this many real user messages in the tail.
         costs: Precomputed per-message budget tokens (computed when omitted).
-        context_length: The window (caps the soft ceiling at 20% of it).
-        allow_split_turn: Let an oversized active turn ride the handoff; micro-compaction passes False
-            so the whole active turn stays in the tail.
     """
     n = len(messages)
     if costs is None:
         costs = [message_budget_tokens(m) for m in messages]
     available = max(0, n - head_end - 1)
     floor = min_tail(available, protect_last_n)
-    ceiling = soft_ceiling(budget, context_length)
-    # The count floor only binds when the ceiling cannot even hold that many empty rows.
-    walk_floor = 0 if ceiling >= floor * message_budget_tokens({}) else floor
-    cut, acc = _walk(costs, head_end, ceiling, walk_floor, cut_at_break=False)
+    ceiling = soft_ceiling(budget)
+    cut, acc = _walk(costs, head_end, ceiling, floor, cut_at_break=False)
     if cut <= head_end and 0 < acc <= ceiling:
         # The whole history fits the soft ceiling: re-cut with the raw budget (upstream #40803).
         cut, _ = _walk(costs, head_end, budget, floor, cut_at_break=True)
-    cut = min(cut, n - walk_floor)
+    cut = min(cut, n - floor)
     if cut <= head_end:
         cut = max(n - floor, head_end + 1)  # the minimum tail, never a cut glued to the head
     cut = align_backward(messages, cut)
-
-    user = last_real_user(messages, head_end)
-    anchored = _anchor_user(messages, cut, head_end, user)
-    split = (
-        allow_split_turn
-        and user is not None
-        and anchored < cut
-        and costs[user] <= ceiling
-        and len(content_text(messages[user]).strip()) <= ACTIVE_TASK_MAX_CHARS
-        and any(tool_calls(messages[i]) for i in range(user, cut))
-        and _walk(costs, anchored, ceiling, 0, cut_at_break=False)[0] > anchored
-    )
-    if not split:
-        cut = anchored
-        reply = _last_assistant(messages, head_end)
-        if reply is not None and reply < cut:
-            cut = max(align_backward(messages, reply), head_end + 1)
+    cut = _anchor_user(messages, cut, head_end, last_real_user(messages, head_end))
+    reply = _last_assistant(messages, head_end)
+    if reply is not None and reply < cut:
+        cut = max(align_backward(messages, reply), head_end + 1)
     if min_tail_user_messages > 1:
         users = [i for i in range(n - 1, head_end - 1, -1) if is_actionable_user(messages[i])]
         if users:
             target = users[min(min_tail_user_messages, len(users)) - 1]
             if target < cut:
                 cut = max(target, head_end + 1)
-    return min(n, align_forward(messages, max(cut, head_end + 1)))
+    return align_forward(messages, max(cut, head_end + 1))
 
 
 def _anchor_user(messages: list[Message], cut: int, head_end: int, user: int | None) -> int:

@@ -7,6 +7,8 @@ floor reaches the window, so 85% of it).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from functools import lru_cache
 
 from contextlab.engine import (
@@ -117,8 +119,8 @@ def message_budget_tokens(message: Message) -> int:
                 if part.get("type") in ("image_url", "image", "input_image"):
                     chars += IMAGE_CHARS
                 else:
-                    text = part.get("text")
-                    chars += len(text) if isinstance(text, str) else len(str(part))
+                    # upstream counts a part's text field only (0 for a part without one)
+                    chars += len(str(part.get("text") or ""))
             else:
                 chars += len(str(part))
         total += chars // 4
@@ -127,7 +129,71 @@ def message_budget_tokens(message: Message) -> int:
         for call in calls:
             total += _text_tokens(str(call))
     for key in REPLAY_KEYS:
-        value = message.get(key)
-        if value:
-            total += len(value if isinstance(value, str) else str(value)) // 4
+        total += _serialized_length(message.get(key)) // 4
     return total
+
+
+def _serialized_length(value: object) -> int:
+    """Upstream ``_serialized_length_for_budget``: a string's length, else its sorted-key JSON's."""
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str):
+        return len(value)
+    try:
+        return len(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    except (TypeError, ValueError):
+        return len(str(value))
+
+
+def message_budget_tokens_floor(message: Message) -> int:
+    """0.19.0's ``_estimate_msg_budget_tokens``: ``len // 4`` of the content and of each tool call."""
+    content = message.get("content") or ""
+    if isinstance(content, str):
+        total = len(content) // 4 + MSG_OVERHEAD_TOKENS
+    else:
+        total = message_budget_tokens({"content": content})  # list content: the same char rule
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        total += sum(len(str(call)) // 4 for call in calls if isinstance(call, dict))
+    for key in REPLAY_KEYS:
+        total += _serialized_length(message.get(key)) // 4
+    return total
+
+
+BudgetEstimate = Callable[[Message], int]
+
+
+def budget_estimator(ceil: bool) -> BudgetEstimate:
+    """The tail-walk estimate of a rule generation (``HermesRules.budget_estimate_ceil``)."""
+    return message_budget_tokens if ceil else message_budget_tokens_floor
+
+
+IMAGE_TOKENS_ROUGH_0_19_0 = 1_500
+_IMAGE_PART_TYPES = ("image", "image_url", "input_image")
+
+
+def rough_messages_0_19_0(messages: list[Message]) -> int:
+    """0.19.0's ``estimate_messages_tokens_rough``: the repr of every key but
+    ``_anthropic_content_blocks`` (image parts stubbed), one ceiling over the total, 1,500 per image.
+    Newer hosts leave persistence-only keys out (``contextlab.tokens.RoughCounter``)."""
+    chars = 0
+    images = 0
+    for message in messages:
+        shadow: dict[str, object] = {}
+        for key, value in message.items():
+            if key == "_anthropic_content_blocks":
+                continue
+            if key == "content" and isinstance(value, list):
+                parts: list[object] = []
+                for part in value:
+                    if isinstance(part, dict) and part.get("type") in _IMAGE_PART_TYPES:
+                        images += 1
+                        parts.append({"type": part.get("type"), "image": "[stripped]"})
+                    else:
+                        parts.append(part)
+                value = parts
+            elif key == "content" and isinstance(value, dict) and value.get("_multimodal"):
+                value = value.get("text_summary", "")
+            shadow[key] = value
+        chars += len(str(shadow))
+    return (chars + 3) // 4 + images * IMAGE_TOKENS_ROUGH_0_19_0

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextlab.engine import ContextEngine, Message, match_model_threshold
-from contextlab.engines.compressor import assembly, boundaries, budgets, inflight, lean, pruning
+from contextlab.engines.compressor import assembly, boundaries, budgets, lean, pruning, rules, texts
 from contextlab.engines.compressor.antithrash import AntiThrash
 from contextlab.engines.compressor.micro import DEFAULT_DEFRAG_THRESHOLD_TOKENS, MicroCompactor
 from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
@@ -23,7 +23,6 @@ from contextlab.engines.summarizers.extractive import (
     NO_USER_TURNS,
     ExtractiveSummarizer,
     extract,
-    parse_summary,
     previous_items,
     render,
     task_snapshot,
@@ -31,7 +30,6 @@ from contextlab.engines.summarizers.extractive import (
 from contextlab.engines.summarizers.prompt import build_prompt
 from contextlab.engines.summarizers.redact import redact
 from contextlab.engines.summarizers.template import FALLBACK_TEMPLATE, HOST_TEMPLATE, SummaryTemplate
-from contextlab.engines.tooltext import one_line
 from contextlab.errors import EngineError
 from contextlab.messages import content_text
 from contextlab.tokens import RoughCounter
@@ -71,8 +69,9 @@ class CompressorEngine(ContextEngine):
         threshold_percent: Fraction of the window that triggers compaction (raised to 0.75 below 512K).
         protect_first_n: Head messages kept verbatim until the first compaction.
         protect_last_n: Drives the protected-tail floor.
-        summary_target_ratio: Legacy tail budget as a fraction of the threshold (clamped 0.10–0.80).
-        tail_mode: ``"lean"`` (2.5% of the window, 10K–25K) or ``"legacy"`` (ratio × threshold).
+        summary_target_ratio: Tail budget as a fraction of the threshold (clamped 0.10–0.80).
+        tail_mode: ``"legacy"`` (upstream: ratio × threshold) or ``"lean"`` (opt-in, from a fork and
+            not in upstream: 2.5% of the window, 10K–25K, stale-tail stubs, augmented summaries).
         max_tokens: Output reservation subtracted from the window (positive ints only).
         threshold_tokens_cap: ``compression.threshold_tokens``: an absolute cap on the threshold.
         model_thresholds: ``{model substring or "provider:substr": percent}`` overrides.
@@ -83,6 +82,8 @@ class CompressorEngine(ContextEngine):
         min_tail_user_messages: Real user messages the tail must keep.
         summarizer: ``"extractive"`` (default), ``"llm"``, or a summarizer instance.
         summarizer_options: Keyword arguments for the ``llm`` summarizer.
+        hermes_rules: ``"newest"`` (upstream ``0000416b``) or ``"0.19.0"`` (each rule that changed
+            since PyPI ``hermes-agent`` 0.19.0 switched back; ``docs/compressor.md``).
         micro_compact: ``compression.micro_compact``: fold one exchange per completed turn into a
             rolling summary (off by default, as upstream; :mod:`.micro`).
         micro_compact_every_n_turns: A micro pass every Nth completed turn (at least 1).
@@ -100,7 +101,7 @@ class CompressorEngine(ContextEngine):
         protect_first_n: int = 3,
         protect_last_n: int = 20,
         summary_target_ratio: float = 0.20,
-        tail_mode: str = "lean",
+        tail_mode: str = "legacy",
         max_tokens: int | None = None,
         threshold_tokens_cap: int | None = None,
         model_thresholds: Mapping[str, float] | None = None,
@@ -111,6 +112,7 @@ class CompressorEngine(ContextEngine):
         min_tail_user_messages: int = 1,
         summarizer: str | Summarizer = "extractive",
         summarizer_options: Mapping[str, Any] | None = None,
+        hermes_rules: str = "newest",
         micro_compact: bool = False,
         micro_compact_every_n_turns: int = 1,
         micro_compact_defrag_threshold_tokens: int = DEFAULT_DEFRAG_THRESHOLD_TOKENS,
@@ -122,6 +124,8 @@ class CompressorEngine(ContextEngine):
         self.protect_last_n = int(protect_last_n)
         self.summary_target_ratio = budgets.clamp_target_ratio(summary_target_ratio)
         self.tail_mode = tail_mode
+        self.hermes_rules = hermes_rules
+        self.rules = rules.resolve(hermes_rules)
         self.max_tokens = max_tokens
         self.threshold_tokens_cap = threshold_tokens_cap
         self.model_thresholds: dict[str, float] = dict(model_thresholds or {})
@@ -155,7 +159,6 @@ class CompressorEngine(ContextEngine):
         self.last_failure: SummaryFailure | None = None
         self.last_savings_percent = 0.0
         self._last_compression_made_progress = False
-        self._prune_rearm_tokens = 0
         self._session_id = ""
         self.tail_token_budget = 0
         self.max_summary_tokens = 0
@@ -206,7 +209,6 @@ class CompressorEngine(ContextEngine):
         self._compression_rough_baseline = 0
         self.awaiting_real_usage_after_compression = False
         self.thrash.reset_strikes()
-        self._prune_rearm_tokens = 0  # the runway was measured against the previous trigger
         key = (model, provider, base_url, api_mode)
         if self._model_key is not None and key != self._model_key:
             self.thrash.fallback_streak = 0
@@ -273,7 +275,6 @@ class CompressorEngine(ContextEngine):
 
     def on_session_reset(self) -> None:
         super().on_session_reset()
-        self._prune_rearm_tokens = 0
         self._previous_summary = None
         self._verify_compaction_cleared_threshold = False
         self.awaiting_real_usage_after_compression = False
@@ -284,9 +285,12 @@ class CompressorEngine(ContextEngine):
     # ------------------------------------------------------------------ boundaries
 
     def effective_protect_first_n(self, messages: list[Message]) -> int:
-        """``protect_first_n``, decayed to 0 after the first compaction or when an early handoff exists."""
-        if self.compression_count > 0:
+        """``protect_first_n``, decayed to 0 after the first compaction (or with a previous summary), or
+        when an early handoff shows a resumed compacted session (upstream ``_effective_protect_first_n``)."""
+        if self.compression_count > 0 or self._previous_summary:
             return 0
+        if not self.rules.head_restart_probe or self.protect_first_n <= 0:
+            return self.protect_first_n
         offset = 1 if messages and messages[0].get("role") == "system" else 0
         early = messages[offset : offset + self.protect_first_n + 4]
         if any(assembly.is_handoff(m) for m in early):
@@ -299,14 +303,17 @@ class CompressorEngine(ContextEngine):
 
     def _bounds(self, messages: list[Message]) -> tuple[int, int]:
         start = boundaries.align_forward(messages, self.head_size(messages))
+        estimate = budgets.budget_estimator(self.rules.budget_estimate_ceil)
         end = boundaries.tail_cut_by_tokens(
             messages,
             start,
             self.tail_token_budget,
             protect_last_n=self.protect_last_n,
             min_tail_user_messages=self.min_tail_user_messages,
-            context_length=self.context_length,
+            costs=[estimate(m) for m in messages],
         )
+        if not self.rules.bridge_pullback:
+            return start, end
         return start, boundaries.pull_back_to_bridge(messages, start, end)
 
     def has_content_to_compress(self, messages: list[Message]) -> bool:
@@ -325,10 +332,10 @@ class CompressorEngine(ContextEngine):
     ) -> list[Message]:
         """One compaction pass (``host-contract.md`` §2d, upstream ``compress``).
 
-        A structural no-op (too few messages, no compressible window, a window of handoffs only)
-        arms a transient backoff instead of an anti-thrash strike. Every no-op and abort returns the
-        input list itself, unpruned: the newest upstream keeps the history lossless there
-        (``docs/compressor.md``).
+        A no-op (too few messages, no compressible window, a window of handoffs only) records one
+        ineffective strike, as upstream does; past the pruning phase it returns the pruned list (the
+        host's no-op return, which its wrapper commits when it differs), before it the input itself.
+        An aborted summary returns the input: upstream's wrapper discards the returned list then.
         """
         self._last_compress_aborted = False
         self._last_fallback_used = False
@@ -337,51 +344,43 @@ class CompressorEngine(ContextEngine):
         self.last_failure = None
         if force:
             self.thrash.clear_cooldown()
-            self.thrash.clear_structural()
         if len(messages) <= self.head_size(messages) + TOO_SMALL_EXTRA:
-            self.thrash.structural_no_op()
+            self.thrash.strike()
             return messages
 
         # Phase 1: tool-output pruning (no LLM), then drop platform echoes after the newest ask.
         pruned = pruning.prune_tool_outputs(
-            messages, protect_tail_count=self.protect_last_n, protect_tail_tokens=self.tail_token_budget
+            messages,
+            protect_tail_count=self.protect_last_n,
+            protect_tail_tokens=self.tail_token_budget,
+            rules=self.rules,
         )
-        work = pruning.remove_platform_echoes(pruned.messages, boundaries.last_real_user(pruned.messages))
+        work = pruned.messages
+        if self.rules.drop_platform_echoes:
+            work = pruning.remove_platform_echoes(work, boundaries.last_real_user(work))
 
         start, end = self._bounds(work)
         if start >= end:
-            self.thrash.structural_no_op()
-            return messages
+            self.thrash.strike()
+            return work
         if self.tail_mode == "lean":
             work = lean.demote_stale_tail_tools(work, end, self._session_id)
 
-        # Step 4: rehydrate earlier summaries (searched over the whole history, as upstream does).
+        # Rehydrate earlier summaries into the previous summary; handoff rows leave the window.
         rollback = self._previous_summary
-        found_at = [i for i in range(len(work)) if assembly.is_handoff(work[i])]
-        if found_at:
-            if not self._previous_summary:
-                bodies = [assembly.unwrap_handoff(work[i]).summary for i in found_at]
-                self._previous_summary = "\n\n".join(b for b in bodies if b) or self._previous_summary
-        elif self._previous_summary is not None:
-            self._previous_summary = None  # cross-session leakage: no handoff carries it any more
-        newest = found_at[-1] if found_at else None
-        tail_start = end
-        if newest is None:
-            turns = work[start:end]
-        else:
-            # Handoff rows leave the summarizer input (their bodies ride the previous summary); a
-            # merged one gives back its genuine content. A handoff past the window moves the tail.
-            window = [assembly.strip_handoff_row(work[i]) if i in found_at else work[i] for i in range(start, newest)]
-            window.append(assembly.strip_handoff_row(work[newest]))
-            turns = [r for r in window if r is not None] + work[newest + 1 : end]
-            if newest >= end:
-                tail_start = newest + 1
-        if not turns:
-            self.thrash.structural_no_op()
-            return messages
+        window = self._rehydrate(work, start, end)
+        if window is None:
+            self.thrash.strike()
+            return work
+        turns, found_at, tail_start, first_index = window
 
-        # Step 5: the summary.
-        budget = budgets.summary_budget(self._rough.messages(turns), self.max_summary_tokens)
+        # The summary.
+        middle = (
+            self._rough.messages(turns)
+            if self.rules.rough_skips_persistence_keys
+            else budgets.rough_messages_0_19_0(turns)
+        )
+        budget = budgets.summary_budget(middle, self.max_summary_tokens)
         request = SummaryRequest(
             turns=turns,
             budget_tokens=budget,
@@ -390,7 +389,7 @@ class CompressorEngine(ContextEngine):
             focus_topic=focus_topic or None,
             auto_focus=None if focus_topic else auto_focus(work),
             memory_context=memory_context,
-            first_index=start,
+            first_index=first_index,
             merge_mode="anchored",
         )
         request = dataclasses.replace(request, prompt=build_prompt(request, lean=self.tail_mode == "lean"))
@@ -407,7 +406,7 @@ class CompressorEngine(ContextEngine):
             if self.abort_on_summary_failure or failure.kind.aborts:
                 self._last_compress_aborted = True
                 self._previous_summary = rollback
-                return messages
+                return messages  # upstream hands back its pruned copy, which the host's wrapper discards
             body = fallback_summary(turns, start, self._previous_summary)
             self._last_fallback_used = True
         body = finalize_summary(body, turns, self._previous_summary)
@@ -417,27 +416,8 @@ class CompressorEngine(ContextEngine):
         self._last_dropped = end - start
         summary = assembly.with_summary_prefix(body)
 
-        # Step 7: assembly (stale handoffs in head and tail are stripped; merged ones keep their content).
-        head = [r for r in (assembly.strip_handoff_row(m) for m in work[:start]) if r is not None]
-        head = assembly.annotate_system(head)
-        tail = [
-            r
-            for i in range(max(end, tail_start), len(work))
-            if not (i in found_at and i >= tail_start)
-            for r in [assembly.strip_handoff_row(work[i])]
-            if r is not None
-        ]
-        tail = [{**m, assembly.TAIL_KEY: True} for m in tail]
-        placement = assembly.choose_placement(head, tail, start)
-        has_user = any(assembly.is_actionable_user(m) for m in work)
-        if placement.merge and tail:
-            at = placement.merge_index
-            tail[at] = assembly.merge_into(tail[at], summary, placement, has_user)
-            out = [*head, *tail]
-        else:
-            out = [*head, assembly.summary_message(summary, placement.role, has_user), *tail]
+        out = self._assemble(work, start, end, tail_start, found_at, summary)
         out = assembly.sanitize_tool_pairs(out)
-        out = inflight.reappend(out, inflight.find(messages))
         self.compression_count += 1
         out = assembly.strip_old_images(out)
         out = assembly.strip_persisted_flags(out)
@@ -452,13 +432,11 @@ class CompressorEngine(ContextEngine):
             self.thrash.strike()
             return messages
         self.thrash.fallback_streak = self.thrash.fallback_streak + 1 if self._last_fallback_used else 0
-        self.thrash.clear_structural()  # a completed boundary proves compressibility
         self.last_savings_percent = 100.0 * (before - after) / before if before else 0.0
         self._compression_rough_baseline = after
         self._verify_compaction_cleared_threshold = True
         self.awaiting_real_usage_after_compression = True
         self._last_compression_made_progress = True
-        self._prune_rearm_tokens = 0  # a compaction restarts the proactive-prune runway
         self.micro.after_compaction()  # its marker holds more than the rolling summary
         return out
 
@@ -467,73 +445,142 @@ class CompressorEngine(ContextEngine):
         list) unless ``micro_compact`` is on (:mod:`.micro`, ``docs/compressor.md``)."""
         return self.micro.run(messages, self) if self.micro_compact else messages
 
+    def _rehydrate(self, work: list[Message], start: int, end: int) -> tuple[list[Message], set[int], int, int] | None:
+        """Fold earlier handoffs into the previous summary; returns the summarizer's turns, the handoff
+        indices, where the tail starts and the history index of the first turn, or None when nothing
+        new is left to summarise.
+
+        Newest rules: every handoff from the first non-system row to the cut (to the end of the history
+        on the first compaction without a previous summary) is read; merged ones give back their
+        genuine content; a handoff past the cut moves the tail start. 0.19.0: only the newest handoff
+        before the cut, and the window resumes after it."""
+        search_start = 1 if work and work[0].get("role") == "system" else 0
+        search_end = end
+        if self.rules.rehydrate_all_handoffs and self.compression_count < 1 and not self._previous_summary:
+            search_end = len(work)
+        found = [i for i in range(search_start, min(search_end, len(work))) if assembly.is_handoff(work[i])]
+        if not found:
+            if self._previous_summary is not None:
+                self._previous_summary = None  # cross-session leakage: no handoff carries it any more
+            if not work[start:end] and self.rules.rehydrate_all_handoffs:
+                return None  # nothing to summarise (upstream #59496); 0.19.0 summarised it anyway
+            return work[start:end], set(), end, start
+        newest = found[-1]
+        if not self.rules.rehydrate_all_handoffs:
+            body = assembly.unwrap_handoff(work[newest]).summary
+            if body and not self._previous_summary:
+                self._previous_summary = body
+            return work[max(start, newest + 1) : end], set(), end, max(start, newest + 1)
+        if not self._previous_summary:
+            bodies = [assembly.unwrap_handoff(work[i]).summary for i in found]
+            self._previous_summary = "\n\n".join(b for b in bodies if b) or self._previous_summary
+        pre = [assembly.strip_handoff_row(work[i]) if i in found else work[i] for i in range(start, newest)]
+        pre.append(assembly.strip_handoff_row(work[newest]))
+        turns = [r for r in pre if r is not None] + work[newest + 1 : end]
+        if not turns:
+            return None
+        return turns, set(found), (newest + 1 if newest >= end else end), start
+
+    def _assemble(
+        self, work: list[Message], start: int, end: int, tail_start: int, found_at: set[int], summary: str
+    ) -> list[Message]:
+        """Head, summary (standalone or merged into the first tail row) and tail, in upstream's phase 4."""
+        if self.rules.placement_after_strip:
+            head = [r for r in (assembly.strip_handoff_row(m) for m in work[:start]) if r is not None]
+            tail = [
+                r
+                for i in range(max(end, tail_start), len(work))
+                if not (i in found_at and i >= tail_start)
+                for r in [assembly.strip_handoff_row(work[i])]
+                if r is not None
+            ]
+            last_head = str(head[-1].get("role", "user")) if head else "user"
+            first_tail = str(tail[0].get("role", "user")) if tail else None
+            forced = start == 0 or last_head == "system"
+            survivors: list[Message] = [*head, *tail]
+            has_user: bool | None = any(assembly.is_actionable_user(m) for m in work)
+        else:
+            head = [dict(m) for m in work[:start]]
+            tail = [dict(m) for m in work[end:]]
+            last_head = str(work[start - 1].get("role", "user")) if start > 0 else "user"
+            first_tail = str(work[end].get("role", "user")) if end < len(work) else "user"
+            forced = last_head == "system"
+            survivors = [*work[:start], *work[end:]]
+            has_user = None
+        head = assembly.annotate_system(head)
+        if not forced and not any(m.get("role") == "user" for m in survivors):
+            forced = True  # no user row would survive (upstream #58753)
+        placement = assembly.choose_placement(last_head, first_tail, forced_user=forced, has_tail=bool(tail))
+        if not self.rules.placement_after_strip:
+            placement = dataclasses.replace(placement, forced_user=False)  # 0.19.0 merges as a suffix only
+        if placement.merge:
+            tail[0] = assembly.merge_into(tail[0], summary, placement, has_user)
+            return [*head, *tail]
+        return [*head, assembly.summary_message(summary, placement.role, has_user), *tail]
+
     # ------------------------------------------------------------------ cheap pruning
 
     def prune_tool_results_only(
         self, messages: list[Message], current_tokens: int | None = None
     ) -> tuple[list[Message], int]:
         """Upstream ``prune_tool_results_only``: passes 1–3 gated by ``proactive_prune_tokens``, never when
-        the history is no longer than ``protect_last_n + head + 1``, committed only for a reclaim of at
-        least the minimum, and then not again until the history (message estimate) regrows past its
-        post-prune size plus a runway of ``max(reclaimed, proactive_prune_tokens, min reclaim)``. A
-        billed ``current_tokens`` at or over the compaction threshold bypasses the runway."""
+        the history is no longer than ``protect_last_n + head + 1``, the tail protected by count, and
+        committed only when the estimated reclaim reaches ``proactive_prune_min_reclaim_tokens``."""
         if self.proactive_prune_tokens <= 0:
             return messages, 0
         if current_tokens is not None and int(current_tokens) < self.proactive_prune_tokens:
             return messages, 0
         if len(messages) <= self.protect_last_n + self.head_size(messages) + 1:
             return messages, 0
-        before = sum(budgets.message_budget_tokens(m) for m in messages)
-        over = current_tokens is not None and self.threshold_tokens > 0 and current_tokens >= self.threshold_tokens
-        if before < self._prune_rearm_tokens and not over:
-            return messages, 0
         result = pruning.prune_tool_outputs(
             messages,
             protect_tail_count=self.protect_last_n,
             protect_tail_tokens=None,
             min_result_chars=self.proactive_prune_min_result_chars,
-            pressure_demotion=False,
+            rules=self.rules,
         )
         if result.pruned <= 0:
             return messages, 0
-        reclaimed = result.saved_tokens  # the passes measured it over the same rows (no second full count)
-        after = before - reclaimed
-        if reclaimed < self.proactive_prune_min_reclaim_tokens:
+        # The passes measured the reclaim over the same rows (no second full count).
+        if (
+            self.proactive_prune_min_reclaim_tokens > 0
+            and result.saved_tokens < self.proactive_prune_min_reclaim_tokens
+        ):
             return messages, 0
-        runway = max(reclaimed, self.proactive_prune_tokens, self.proactive_prune_min_reclaim_tokens)
-        self._prune_rearm_tokens = after + runway
         return result.messages, result.pruned
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _genuine(message: Message, text: str) -> Message:
-    out = {k: v for k, v in message.items() if k not in ("_compressed_summary", "_compressed_summary_has_user_turn")}
-    out["content"] = text
-    return out
-
-
 def auto_focus(messages: list[Message]) -> str | None:
-    """``"Recent user focus:"`` plus up to 3 recent real user turns (≤ 260 chars each, 700 total)."""
+    """Upstream ``_derive_auto_focus_topic``: the newest 3 real user turns (each whitespace-collapsed and
+    cut to 260 chars with "…"), oldest first under ``"Recent user focus:"``, the whole cut to 700."""
     picked: list[str] = []
-    total = 0
     for message in reversed(messages):
+        if message.get("role") != "user" or _synthetic_user(message):
+            continue
+        text = redact(content_text(message).strip())
+        if not text:
+            continue
+        text = " ".join(text.split())
+        if len(text) > AUTO_FOCUS_TURN_CHARS:
+            text = text[: AUTO_FOCUS_TURN_CHARS - 1].rstrip() + "…"
+        picked.append(text)
         if len(picked) >= AUTO_FOCUS_TURNS:
             break
-        if not assembly.is_actionable_user(message):
-            continue
-        text = content_text(message)
-        if assembly.is_handoff(message):
-            text = assembly.unwrap_handoff(message).genuine or ""
-        line = one_line(redact(text[: 8 * AUTO_FOCUS_TURN_CHARS]), AUTO_FOCUS_TURN_CHARS)
-        if total + len(line) > AUTO_FOCUS_TOTAL_CHARS:
-            break
-        picked.append(line)
-        total += len(line)
     if not picked:
         return None
-    return AUTO_FOCUS_LEAD + "\n" + "\n".join(f"- {line}" for line in picked)
+    focus = AUTO_FOCUS_LEAD + "\n" + "\n".join(f"- {line}" for line in reversed(picked))
+    if len(focus) > AUTO_FOCUS_TOTAL_CHARS:
+        focus = focus[: AUTO_FOCUS_TOTAL_CHARS - 1].rstrip() + "…"
+    return focus
+
+
+def _synthetic_user(message: Message) -> bool:
+    """Upstream ``_is_synthetic_compression_user_turn``: a handoff (by key or content) or a
+    continuation marker is not a real user turn."""
+    return assembly.is_handoff(message) or content_text(message).strip() in texts.CONTINUATION_USER
 
 
 def fallback_summary(turns: list[Message], first_index: int, previous: str | None) -> str:
@@ -548,13 +595,13 @@ def fallback_summary(turns: list[Message], first_index: int, previous: str | Non
 
 
 def finalize_summary(body: str, turns: list[Message], previous: str | None) -> str:
-    """Post-processing: redact, and overwrite the task snapshot with the deterministic line."""
+    """Post-processing: redact, and overwrite the task snapshot with the deterministic line of the
+    newest real user turn; without one the summarizer's section stands (upstream
+    ``_ground_historical_task_snapshot``)."""
     body = redact(body).strip()
     snapshot = task_snapshot(turns)
-    if snapshot == NO_USER_TURNS and previous:
-        old = dict(parse_summary(previous)).get(SNAPSHOT_HEADING)
-        if old:
-            snapshot = "\n".join(old)
+    if snapshot == NO_USER_TURNS:
+        return body
     lines = body.splitlines()
     heading = f"## {SNAPSHOT_HEADING}"
     if heading in lines:

@@ -1,7 +1,8 @@
-"""Lean tail mode (upstream's default ``tail_mode="lean"``): stale tail tool results become recovery
-stubs, and every summary gets three deterministic sections appended: an anchor index of exact
-identifiers, the compacted user messages verbatim, and a session-history recovery pointer
-(upstream ``_demote_stale_tail_tools``, ``_augment_summary_lean``; see ``docs/compressor.md``)."""
+"""Lean tail mode (opt-in ``tail_mode="lean"``; read from the fork ``zpthree/hermes-agent@a279de39``,
+not in ``NousResearch/hermes-agent@0000416b``): stale tail tool results become recovery stubs, and
+every summary gets three deterministic sections appended: an anchor index of exact identifiers, the
+compacted user messages verbatim, and a session-history recovery pointer (the fork's
+``_demote_stale_tail_tools``, ``_augment_summary_lean``; see ``docs/compressor.md``)."""
 
 from __future__ import annotations
 

@@ -218,9 +218,7 @@ class MicroCompactor:
             host.tail_token_budget,
             protect_last_n=host.protect_last_n,
             min_tail_user_messages=host.min_tail_user_messages,
-            context_length=host.context_length,
-            allow_split_turn=False,
-        )
+        )  # upstream 0000416b has no active-turn split: the whole active turn stays in the tail
         if start >= end:
             return None
         cursor = self._resolve_cursor(messages, start, end)

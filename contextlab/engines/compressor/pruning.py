@@ -5,7 +5,8 @@ Passes, in the host's order:
 1. duplicate string tool results (≥ 200 chars) anywhere become a fixed placeholder, newest kept;
 2. tool results outside the protected tail longer than ``min_result_chars`` become a one-line
    informative summary; image parts become a fixed marker;
-3. assistant tool-call argument JSON over 500 chars has string leaves over 200 chars cut;
+3. assistant tool-call argument JSON over 500 chars is re-serialised with string leaves over 200
+   chars cut to their head plus ``...[truncated]``;
 4. (``compress`` only) pressure demotion inside the protected tail when it exceeds 1.5 × budget.
 
 Every rewrite is a new dict (the caller's messages are never mutated) and depends only on
@@ -21,7 +22,8 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.engines.compressor import texts, tool_summary
-from contextlab.engines.compressor.budgets import message_budget_tokens
+from contextlab.engines.compressor.budgets import BudgetEstimate, budget_estimator, message_budget_tokens
+from contextlab.engines.compressor.rules import NEWEST, HermesRules
 from contextlab.messages import content_text
 
 DUPLICATE_PLACEHOLDER = texts.DUPLICATE_OUTPUT
@@ -30,7 +32,7 @@ DEDUPE_MIN_CHARS = 200
 SUMMARY_MIN_CHARS = 200
 ARGS_MAX_CHARS = 500
 ARG_LEAF_CHARS = 200
-ARG_MARKER_PREFIX = "⟪HERMES-CONTEXT-COMPRESSION:"
+ARG_TRUNCATED = texts.ARG_TRUNCATED
 PROTECT_MIN_MESSAGES = 8
 PRESSURE_FACTOR = 1.5
 KEEP_VERBATIM_LAST = 3
@@ -46,25 +48,34 @@ class PruneResult:
     saved_tokens: int
 
 
-def protected_tail_start(messages: list[Message], count: int, tokens: int | None) -> int:
-    """Index where the protected tail starts.
+def protected_tail_start(
+    messages: list[Message],
+    count: int,
+    tokens: int | None,
+    *,
+    floor_cap: int | None = PROTECT_MIN_MESSAGES,
+    estimate: BudgetEstimate = message_budget_tokens,
+) -> int:
+    """Index where the protected tail starts (upstream ``_prune_old_tool_results``' boundary).
 
-    With a token budget, walk backward accumulating the per-message budget estimate, protecting at
-    least ``min(count, len, 8)`` messages; without one, protect the last ``count`` messages.
+    With a token budget, walk backward accumulating the per-message budget estimate; the row that
+    breaks the budget is itself protected, and at least ``min(count, len, floor_cap)`` messages are
+    (no cap when ``floor_cap`` is None, as in 0.19.0). Without a budget, protect the last ``count``.
     """
     n = len(messages)
-    if tokens is None:
+    if tokens is None or tokens <= 0:
         return max(0, n - max(0, count))
-    floor = min(count, n, PROTECT_MIN_MESSAGES)
+    floor = min(count, n) if floor_cap is None else min(count, n, floor_cap)
     acc = 0
-    start = n
+    boundary = n
     for i in range(n - 1, -1, -1):
-        cost = message_budget_tokens(messages[i])
-        if n - start >= floor and acc + cost > tokens:
+        cost = estimate(messages[i])
+        if acc + cost > tokens and n - i >= floor:
+            boundary = i
             break
         acc += cost
-        start = i
-    return start
+        boundary = i
+    return n - max(n - boundary, floor)
 
 
 def _raw_calls(messages: list[Message]) -> dict[str, tuple[str, str]]:
@@ -98,8 +109,11 @@ def dedupe_tool_results(messages: list[Message]) -> int:
     return changed
 
 
-def _summarized(message: Message, calls: dict[str, tuple[str, str]], min_chars: int) -> Message | None:
-    """Upstream ``_demote_tool_result_at``: images become a marker; a long string body a one-liner."""
+def _summarized(
+    message: Message, calls: dict[str, tuple[str, str]], min_chars: int, *, skip_stubs: bool = True
+) -> Message | None:
+    """Upstream ``_demote_tool_result_at``: images become a marker; a long string body a one-liner.
+    ``skip_stubs``: a body that already is a one-line summary is left alone (0.19.0 re-summarised it)."""
     content = message.get("content")
     if isinstance(content, list):
         if not any(isinstance(p, dict) and p.get("type") in _IMAGE_TYPES for p in content):
@@ -113,7 +127,9 @@ def _summarized(message: Message, calls: dict[str, tuple[str, str]], min_chars: 
         return {**message, "content": parts}
     if not isinstance(content, str) or not content or content == texts.PRUNED_PLACEHOLDER:
         return None
-    if content.startswith(("[Duplicate tool output", "[screenshot removed")) or tool_summary.is_stub(content):
+    if content.startswith("[Duplicate tool output"):
+        return None
+    if skip_stubs and (content.startswith("[screenshot removed") or tool_summary.is_stub(content)):
         return None
     if len(content) <= min_chars:
         return None
@@ -121,72 +137,24 @@ def _summarized(message: Message, calls: dict[str, tuple[str, str]], min_chars: 
     return {**message, "content": tool_summary.summarize(name, raw_args, content)}
 
 
-SKILL_RECENT_WINDOW = 10
-
-
-def protected_skills(messages: list[Message], boundary: int) -> set[str]:
-    """Skills whose ``skill_view`` body survives passes 2–3: loaded in the last 10 messages or inside
-    the protected tail, or named by a tail user message (upstream ``_collect_protected_skill_names``)."""
-    total = len(messages)
-    recent = max(0, total - SKILL_RECENT_WINDOW)
-    tail = max(0, boundary)
-    tail_users = [
-        str(m["content"]).lower()
-        for m in messages[tail:]
-        if m.get("role") == "user" and isinstance(m.get("content"), str)
-    ]
-    found: set[str] = set()
-    for i, message in enumerate(messages):
-        if message.get("role") != "assistant":
-            continue
-        for call in message.get("tool_calls") or []:
-            fn = call.get("function") if isinstance(call, dict) else None
-            if not isinstance(fn, dict) or fn.get("name") != "skill_view":
-                continue
-            try:
-                skill = json.loads(fn.get("arguments") or "{}").get("name", "")
-            except (ValueError, TypeError, AttributeError):
-                continue
-            if (
-                isinstance(skill, str)
-                and skill
-                and (i >= min(recent, tail) or any(skill.lower() in t for t in tail_users))
-            ):
-                found.add(skill.lower())
-    return found
-
-
-def summarize_old_results(messages: list[Message], end: int, min_chars: int) -> int:
+def summarize_old_results(messages: list[Message], end: int, min_chars: int, *, skip_stubs: bool = True) -> int:
     """Pass 2: tool results before ``end`` longer than ``min_chars`` become one-line summaries."""
     calls = _raw_calls(messages)
-    spared = protected_skills(messages, end)
     changed = 0
-    for i in range(min(end, len(messages))):
+    for i in range(max(0, min(end, len(messages)))):
         if messages[i].get("role") != "tool":
             continue
-        name, raw = calls.get(str(messages[i].get("tool_call_id") or ""), ("unknown", ""))
-        if spared and name == "skill_view" and str(tool_summary._json_dict(raw).get("name", "")).lower() in spared:
-            continue
-        new = _summarized(messages[i], calls, min_chars)
+        new = _summarized(messages[i], calls, min_chars, skip_stubs=skip_stubs)
         if new is not None:
             messages[i] = new
             changed += 1
     return changed
 
 
-def _cut_leaf(value: str) -> str:
-    """A long string leaf: its head plus upstream's self-describing marker, only when that is shorter."""
-    if len(value) <= ARG_LEAF_CHARS or (value.startswith(ARG_MARKER_PREFIX, ARG_LEAF_CHARS) and value.endswith("⟫")):
-        return value
-    marker = texts.ARG_TRUNCATION.format(omitted=len(value) - ARG_LEAF_CHARS, total=len(value))
-    if ARG_LEAF_CHARS + len(marker) >= len(value):
-        return value
-    return value[:ARG_LEAF_CHARS] + marker
-
-
 def _cut_leaves(value: Any) -> Any:
+    """Every string leaf over 200 chars becomes its head plus ``...[truncated]``."""
     if isinstance(value, str):
-        return _cut_leaf(value)
+        return value[:ARG_LEAF_CHARS] + ARG_TRUNCATED if len(value) > ARG_LEAF_CHARS else value
     if isinstance(value, list):
         return [_cut_leaves(v) for v in value]
     if isinstance(value, dict):
@@ -194,64 +162,100 @@ def _cut_leaves(value: Any) -> Any:
     return value
 
 
+def _truncated_call_row(message: Message) -> Message | None:
+    """Upstream ``_truncate_tool_call_args_at``: the row with its long argument JSON re-serialised
+    (``json.dumps`` defaults, so even an uncut but differently spaced blob changes), or None."""
+    calls = message.get("tool_calls")
+    if message.get("role") != "assistant" or not isinstance(calls, list) or not calls:
+        return None
+    new_calls: list[Any] = []
+    touched = False
+    for call in calls:
+        fn = call.get("function") if isinstance(call, dict) else None
+        args = fn.get("arguments") if isinstance(fn, dict) else None
+        if isinstance(args, str) and len(args) > ARGS_MAX_CHARS:
+            try:
+                parsed = json.loads(args)
+            except (ValueError, TypeError):
+                new_calls.append(call)  # invalid JSON is left alone
+                continue
+            cut = json.dumps(_cut_leaves(parsed), ensure_ascii=False)
+            if cut != args:
+                assert isinstance(fn, dict) and isinstance(call, dict)
+                new_calls.append({**call, "function": {**fn, "arguments": cut}})
+                touched = True
+                continue
+        new_calls.append(call)
+    return {**message, "tool_calls": new_calls} if touched else None
+
+
 def truncate_call_arguments(messages: list[Message], end: int) -> int:
     """Pass 3: long tool-call argument JSON before ``end`` gets its long string leaves cut."""
     changed = 0
-    for i in range(min(end, len(messages))):
-        message = messages[i]
-        calls = message.get("tool_calls")
-        if message.get("role") != "assistant" or not isinstance(calls, list):
-            continue
-        new_calls: list[Any] = []
-        touched = False
-        for call in calls:
-            fn = call.get("function") if isinstance(call, dict) else None
-            args = fn.get("arguments") if isinstance(fn, dict) else None
-            if isinstance(args, str) and len(args) > ARGS_MAX_CHARS:
-                try:
-                    parsed = json.loads(args)
-                except (ValueError, TypeError):
-                    new_calls.append(call)  # invalid JSON is left alone
-                    continue
-                cut = json.dumps(_cut_leaves(parsed), ensure_ascii=False)
-                if _cut_leaves(parsed) != parsed and len(cut) < len(args):
-                    assert isinstance(fn, dict)
-                    new_calls.append({**call, "function": {**fn, "arguments": cut}})
-                    touched = True
-                    continue
-            new_calls.append(call)
-        if touched:
-            messages[i] = {**message, "tool_calls": new_calls}
+    for i in range(max(0, min(end, len(messages)))):
+        new = _truncated_call_row(messages[i])
+        if new is not None:
+            messages[i] = new
             changed += 1
     return changed
 
 
-def demote_under_pressure(messages: list[Message], start: int, budget: int) -> int:
-    """Pass 4: when the protected tail exceeds 1.5 × budget, summarise its tool results oldest
-    first, keeping the last 3 messages verbatim; as a last resort the newest tool bodies too."""
-    limit = PRESSURE_FACTOR * budget
-    costs = [message_budget_tokens(m) for m in messages[start:]]
-    used = sum(costs)
-    if used <= limit:
-        return 0
-    calls = _raw_calls(messages)
+def demote_under_pressure(
+    messages: list[Message],
+    start: int,
+    budget: int,
+    min_chars: int = SUMMARY_MIN_CHARS,
+    estimate: BudgetEstimate = message_budget_tokens,
+) -> int:
+    """Pass 4 (upstream #61932): when the protected region ``messages[start:]`` exceeds 1.5 × budget,
+    summarise its tool results (and cut long call arguments) oldest first, keeping the last 3 rows
+    verbatim, until it fits; if it still does not, every protected tool result but the newest; as a
+    last resort the newest too. Returns how many tool results were summarised."""
+    ceiling = int(budget * PRESSURE_FACTOR)
     n = len(messages)
-    changed = 0
-    verbatim_from = max(start, n - KEEP_VERBATIM_LAST)
-    for lo, hi in ((start, verbatim_from), (verbatim_from, n)):
-        for i in range(lo, hi):
-            if used <= limit:
-                return changed
-            if messages[i].get("role") != "tool":
-                continue
-            new = _summarized(messages[i], calls, SUMMARY_MIN_CHARS)
-            if new is None:
-                continue
+    start = max(0, start)
+    demote_end = n - min(KEEP_VERBATIM_LAST, n)
+    calls = _raw_calls(messages)
+    costs = [estimate(m) for m in messages]
+
+    def region() -> int:
+        return sum(costs[start:])
+
+    def demote(i: int) -> bool:
+        if messages[i].get("role") != "tool":
+            return False
+        new = _summarized(messages[i], calls, min_chars)
+        if new is None:
+            return False
+        messages[i] = new
+        costs[i] = estimate(new)
+        return True
+
+    def truncate(i: int) -> None:
+        new = _truncated_call_row(messages[i])
+        if new is not None:
             messages[i] = new
-            after = message_budget_tokens(new)
-            used -= costs[i - start] - after
-            costs[i - start] = after
-            changed += 1
+            costs[i] = estimate(new)
+
+    if not (demote_end > start and region() > ceiling):
+        return 0
+    changed = 0
+    for i in range(start, demote_end):
+        changed += demote(i)
+        truncate(i)
+        if region() <= ceiling:
+            break
+    if region() > ceiling:
+        newest_tool = next((i for i in range(n - 1, -1, -1) if messages[i].get("role") == "tool"), None)
+        for i in range(start, n):
+            if i == newest_tool:
+                continue
+            if messages[i].get("role") == "tool":
+                changed += demote(i)
+            elif messages[i].get("role") == "assistant":
+                truncate(i)
+        if newest_tool is not None and newest_tool >= start and region() > ceiling:
+            changed += demote(newest_tool)
     return changed
 
 
@@ -261,28 +265,35 @@ def prune_tool_outputs(
     protect_tail_count: int,
     protect_tail_tokens: int | None,
     min_result_chars: int = SUMMARY_MIN_CHARS,
-    pressure_demotion: bool = True,
+    rules: HermesRules = NEWEST,
 ) -> PruneResult:
-    """Run the pruning passes on a copy of ``messages`` (the input list and dicts are untouched)."""
+    """Run the pruning passes on a copy of ``messages`` (the input list and dicts are untouched).
+
+    Pass 4 runs only with a token budget (the ``compress`` path) and when ``rules`` has it."""
     work = list(messages)
-    before = sum(message_budget_tokens(m) for m in work)
-    boundary = protected_tail_start(work, protect_tail_count, protect_tail_tokens)
+    estimate = budget_estimator(rules.budget_estimate_ceil)
+    before = sum(estimate(m) for m in work)
+    boundary = protected_tail_start(
+        work, protect_tail_count, protect_tail_tokens, floor_cap=rules.prune_floor_cap, estimate=estimate
+    )
     changed_at: set[int] = set()
 
-    def track(pass_fn: Any, *args: Any) -> None:
+    def track(pass_fn: Any, *args: Any, **kwargs: Any) -> None:
         snapshot = list(work)
-        pass_fn(work, *args)
-        changed_at.update(i for i, (a, b) in enumerate(zip(snapshot, work, strict=True)) if a is not b)
+        pass_fn(work, *args, **kwargs)
+        changed_at.update(
+            i for i, (a, b) in enumerate(zip(snapshot, work, strict=True)) if a is not b and b.get("role") == "tool"
+        )
 
     # Upstream counts deduplicated and summarised tool results; argument truncation rewrites rows
     # too (and its savings count towards the reclaim) but is not a pruned result.
     track(dedupe_tool_results)
-    track(summarize_old_results, boundary, min_result_chars)
-    if pressure_demotion and protect_tail_tokens is not None:
-        track(demote_under_pressure, boundary, protect_tail_tokens)
-    counted = len(changed_at)
+    track(summarize_old_results, boundary, min_result_chars, skip_stubs=rules.skip_summarised_results)
     truncate_call_arguments(work, boundary)
-    after = sum(message_budget_tokens(m) for m in work)
+    if rules.pressure_demotion and protect_tail_tokens is not None and protect_tail_tokens > 0:
+        track(demote_under_pressure, boundary, protect_tail_tokens, min_result_chars, estimate)
+    counted = len(changed_at)
+    after = sum(estimate(m) for m in work)
     return PruneResult(work, counted, max(0, before - after))
 
 

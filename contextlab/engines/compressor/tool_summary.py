@@ -1,7 +1,7 @@
 """The one-line summaries upstream's pruning writes in place of a tool result (upstream
 ``_summarize_tool_result`` and its per-tool templates): thousands separators, an 80-char command cut
-(77 + ``...``), per-tool wording, the skill-pruning marker on large ``skill_view`` bodies, and a
-generic ``[name] k=v k=v (N chars result)`` fallback. Arguments arrive as the call's raw JSON string."""
+(77 + ``...``), per-tool wording (``NousResearch/hermes-agent@0000416b``), and a generic
+``[name] k=v k=v (N chars result)`` fallback. Arguments arrive as the call's raw JSON string."""
 
 from __future__ import annotations
 
@@ -10,16 +10,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from contextlab.engines.compressor import texts
-
-SKILL_VIEW_PRUNE_MIN_CHARS = 5_000
-CLARIFY_MAX_CHARS = 199  # strictly below the 200-char prune floor, so a later pass keeps it
-_CLARIFY_NON_ANSWERS = (
-    "The user did not provide a response",
-    "[user did not respond",
-    "[clarify prompt could not be delivered",
-    "[oneshot mode:",
-)
 _BROWSER = ("browser_navigate", "browser_click", "browser_snapshot", "browser_type", "browser_scroll", "browser_vision")
 
 
@@ -34,11 +24,6 @@ def _json_dict(text: Any) -> dict[str, Any]:
 def _s(args: dict[str, Any], key: str, default: str = "") -> str:
     value = args.get(key, default)
     return value if isinstance(value, str) else default if value is None else str(value)
-
-
-def skill_pruned_marker(skill: str) -> str:
-    """The canonical ghost-skill marker for ``skill`` (upstream ``_skill_pruned_marker``)."""
-    return texts.SKILL_PRUNED.format(skill=skill)
 
 
 def _terminal(n: str, a: dict[str, Any], c: str, size: int, lines: int) -> str:
@@ -91,65 +76,8 @@ def _execute_code(n: str, a: dict[str, Any], c: str, size: int, lines: int) -> s
     return f"[execute_code] `{preview}` ({lines} lines output)"
 
 
-def _skill_view(n: str, a: dict[str, Any], c: str, size: int, lines: int) -> str:
-    skill = a.get("name", "?")
-    marker = " " + skill_pruned_marker(str(skill)) if size > SKILL_VIEW_PRUNE_MIN_CHARS else ""
-    return f"[skill_view] name={skill} ({size:,} chars)" + marker
-
-
-def _failure_suffix(c: str) -> str:
-    payload = _json_dict(c)
-    error = payload.get("error")
-    if not error and payload.get("success") is not False:
-        return ""
-    preview = " ".join(str(error).split())[:80] if error else ""
-    return f" FAILED: {preview}" if preview else " FAILED"
-
-
-def _skill_manage(n: str, a: dict[str, Any], c: str, size: int, lines: int) -> str:
-    ops = a.get("operations")
-    if isinstance(ops, list) and ops:
-        rendered = [f"{_s(op, 'action', '?')} {_s(op, 'name', '?')}" for op in ops if isinstance(op, dict)]
-        summary = f"[skill_manage] {'; '.join(rendered[:3])}"
-        if len(ops) > 3:
-            summary += f" (+{len(ops) - 3} more)"
-    else:
-        summary = f"[skill_manage] {_s(a, 'action', '?')} {_s(a, 'name', '?')}"
-    return f"{summary}{_failure_suffix(c)} ({size:,} chars)"
-
-
-def _skills_list(n: str, a: dict[str, Any], c: str, size: int, lines: int) -> str:
-    category = _s(a, "category")
-    count = _json_dict(c).get("count")
-    scope = f" category={category}" if category else ""
-    listed = f" {count} skills" if isinstance(count, int) else ""
-    return f"[skills_list]{scope}{listed}{_failure_suffix(c)} ({size:,} chars)"
-
-
-def _clarify(n: str, a: dict[str, Any], c: str, size: int, lines: int) -> str:
-    parsed = _json_dict(c)
-    response: Any = parsed.get("user_response")
-    if response is None and isinstance(parsed.get("responses"), list):
-        collected: list[str] = []
-        for entry in parsed["responses"]:
-            single = entry.get("user_response") if isinstance(entry, dict) else None
-            if isinstance(single, str) and single:
-                collected.append(single)
-            elif isinstance(single, list) and all(isinstance(x, str) and x for x in single):
-                collected.extend(single)
-        response = collected or None
-    answer = (isinstance(response, str) and bool(response)) or (
-        isinstance(response, list) and bool(response) and all(isinstance(x, str) and x for x in response)
-    )
-    items = [response] if isinstance(response, str) else response if isinstance(response, list) else []
-    sentinel = any(isinstance(x, str) and x.lstrip().startswith(_CLARIFY_NON_ANSWERS) for x in items)
-    if answer and not sentinel:
-        dumped = json.dumps(response, ensure_ascii=False).encode("utf-8", errors="backslashreplace").decode("utf-8")
-        summary = "[clarify] user responded: " + dumped
-        if len(summary) > CLARIFY_MAX_CHARS:
-            summary = summary[: CLARIFY_MAX_CHARS - len("...[truncated]")].rstrip() + "...[truncated]"
-        return summary
-    return "[clarify] asked user a question"
+def _skill(n: str, a: dict[str, Any], c: str, size: int, lines: int) -> str:
+    return f"[{n}] name={a.get('name', '?')} ({size:,} chars)"
 
 
 def _template(template: str, **defaults: Any) -> Callable[[str, dict[str, Any], str, int, int], str]:
@@ -167,19 +95,14 @@ SUMMARIZERS: dict[str, Callable[[str, dict[str, Any], str, int, int], str]] = {
     "web_extract": _web_extract,
     "delegate_task": _delegate,
     "execute_code": _execute_code,
-    "skill_view": _skill_view,
-    "skills_list": _skills_list,
-    "skill_manage": _skill_manage,
+    **dict.fromkeys(("skill_view", "skills_list", "skill_manage"), _skill),
     "vision_analyze": lambda n, a, c, size, lines: f"[vision_analyze] '{_s(a, 'question')[:50]}' ({size:,} chars)",
     "memory": _template("[memory] {action} on {target}", action="?", target="?"),
     "todo": lambda *_: "[todo] updated task list",
-    "todo_list": lambda *_: "[todo] updated task list",
-    "clarify": _clarify,
+    "clarify": lambda *_: "[clarify] asked user a question",
     "text_to_speech": _template("[text_to_speech] generated audio ({content_len:,} chars)"),
     "cronjob": _template("[cronjob] {action}", action="?"),
-    "cronjob_manage": _template("[cronjob] {action}", action="?"),
     "process": _template("[process] {action} session={session_id}", action="?", session_id="?"),
-    "process_manage": _template("[process] {action} session={session_id}", action="?", session_id="?"),
 }
 
 

@@ -41,7 +41,7 @@ REGENERATE_LINE_CHARS = 120
 """``regenerate`` mode cuts every carried line to this many characters (loss compounds)."""
 NO_USER_TURNS = "None. This session contains no user-authored turns."
 SNAPSHOT_LEAD = "User asked (deterministic, from compacted turns): "
-SNAPSHOT_NOTE = "Historical only; the newest message after this summary is the active request."
+SNAPSHOT_NOTE = "Historical only; newer protected-tail messages after this summary win."
 SNAPSHOT_CHARS = 1400
 
 _SUMMARY_MARKERS = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]", "[PRIOR CONTEXT")
@@ -264,8 +264,12 @@ def task_snapshot(messages: list[Message]) -> str:
     newest = next((m for m in reversed(messages) if is_real_user(m)), None)
     if newest is None:
         return NO_USER_TURNS
-    quoted = one_line(redact(content_text(newest)[: 8 * SNAPSHOT_CHARS]), SNAPSHOT_CHARS)
-    return f"{SNAPSHOT_LEAD}'{quoted}'\n{SNAPSHOT_NOTE}"
+    # Upstream ``_latest_user_task_snapshot``: redacted, whitespace collapsed, cut to 1,400 chars with
+    # a " ...[truncated]" tail, then quoted as a Python literal (``{text!r}``).
+    text = re.sub(r"\s+", " ", redact(content_text(newest).strip()))
+    if len(text) > SNAPSHOT_CHARS:
+        text = text[: SNAPSHOT_CHARS - 15].rstrip() + " ...[truncated]"
+    return f"{SNAPSHOT_LEAD}{text!r}\n{SNAPSHOT_NOTE}"
 
 
 def extract(messages: list[Message], first_index: int = 0) -> Extraction:

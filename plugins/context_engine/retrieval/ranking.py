@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from typing import Any
 
 import bm25s
 import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
 
 from contextlab.engines import parts
 
 STOPWORDS = "en"
 
 
+# bm25s' tokenizer for one text without its per-call overhead (a progress object, a stopword set
+# and a vocabulary built per call: most of the time for the short texts of a turn group). Same
+# pattern, lowercasing and stopword list; a test compares it with ``bm25s.tokenize``.
+_SPLIT = re.compile(r"(?u)\b\w\w+\b").findall
+_STOPWORDS = frozenset(STOPWORDS_EN)
+
+
 def tokenize(text: str) -> list[str]:
     """Lowercased word tokens of ``text`` without English stopwords (bm25s' tokenizer)."""
-    found = bm25s.tokenize([text], stopwords=STOPWORDS, return_ids=False, show_progress=False)
-    return [t for t in found[0] if t] if found else []
+    return [t for t in _SPLIT(text.lower()) if t not in _STOPWORDS]
 
 
 def query_terms(
@@ -61,6 +69,56 @@ def rank_groups(documents: list[list[str]], terms: list[str]) -> list[int]:
     return sorted(range(len(documents)), key=lambda i: (-round(scores[i], 9), -i))
 
 
+def score_order(scores: Any) -> list[int]:
+    """``sorted(range(n), key=lambda i: (-round(scores[i], 9), -i))`` in numpy, with the same result.
+
+    ``round(·, 9)`` is monotone, so it can only merge scores that are neighbours in the plain
+    descending order and at most 1e-9 apart. The order is the plain one (ties: newer first), and
+    only the runs of neighbours that close are re-sorted with the exact Python key.
+    """
+    values = np.asarray(scores, dtype=np.float64)
+    n = len(values)
+    if not n:
+        return []
+    newest_first = np.arange(n - 1, -1, -1)
+    # Stable sort of the newest-first indices by descending score: ties keep newer first.
+    order = newest_first[np.argsort(-values[newest_first], kind="stable")]
+    ranked = values[order]
+    gaps = ranked[:-1] - ranked[1:]
+    result: list[int] = order.tolist()
+    close = gaps <= 2e-9  # neighbours that may share a rounded value (equal ones do)
+    merged = close & (gaps > 0)  # ... while the plain order tells them apart
+    if not merged.any():
+        return result
+    # Maximal runs of close neighbours: pair j joins positions j and j + 1.
+    edges = np.diff(np.concatenate(([0], close.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # pairs [start, end)
+    counts = np.concatenate(([0], np.cumsum(merged)))
+    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+        if counts[hi] > counts[lo]:  # the run holds distinct scores: re-sort it with the exact key
+            result[lo : hi + 1] = sorted(result[lo : hi + 1], key=lambda i: (-round(float(values[i]), 9), -i))
+    return result
+    start = int(close[0])
+    end = start + 1
+    runs: list[tuple[int, int]] = []
+    for c in close[1:].tolist():
+        if c <= end:
+            end = c + 1
+        else:
+            runs.append((start, end))
+            start, end = c, c + 1
+    runs.append((start, end))
+    for lo, hi in runs:
+        # Widen to the equal scores around the run (they share its rounded value too).
+        while lo > 0 and ranked[lo - 1] == ranked[lo]:
+            lo -= 1
+        while hi + 1 < n and ranked[hi + 1] == ranked[hi]:
+            hi += 1
+        members = result[lo : hi + 1]
+        result[lo : hi + 1] = sorted(members, key=lambda i: (-round(float(values[i]), 9), -i))
+    return result
+
+
 class BM25Index:
     """An incremental BM25 index giving the same scores as ``bm25s.BM25()`` built from scratch.
 
@@ -85,6 +143,7 @@ class BM25Index:
         self._arrays: dict[str, tuple[int, Any, Any, Any]] = {}
         self._total_length = 0
         self._next_slot = 0
+        self._slot_cache: tuple[list[Any] | None, Any] = (None, None)  # keys of the last query, their slots
 
     def __contains__(self, key: object) -> bool:
         return key in self._docs
@@ -119,6 +178,7 @@ class BM25Index:
         if found is None:
             return
         counts, length, _ = found
+        self._slot_cache = (None, None)  # a key added again gets a new slot
         self._total_length -= length
         docs = self._docs
         for term in counts:
@@ -139,12 +199,17 @@ class BM25Index:
         slots, tf, lengths = self._columns[term]
         found = self._arrays.get(term)
         if found is None or found[0] != len(slots):
-            found = (
-                len(slots),
-                np.array(slots, dtype=np.int64),
-                np.array(tf, dtype=np.float32),
-                np.array(lengths, dtype=np.int64),
-            )
+            # Documents only arrive at the end of a column (a removal drops the arrays): convert
+            # the new tail and append it in C, instead of converting the whole column again.
+            done = found[0] if found is not None and found[0] < len(slots) else 0
+            new_slots = np.array(slots[done:], dtype=np.int64)
+            new_tf = np.array(tf[done:], dtype=np.float32)
+            new_lengths = np.array(lengths[done:], dtype=np.int64)
+            if done and found is not None:
+                new_slots = np.concatenate((found[1], new_slots))
+                new_tf = np.concatenate((found[2], new_tf))
+                new_lengths = np.concatenate((found[3], new_lengths))
+            found = (len(slots), new_slots, new_tf, new_lengths)
             self._arrays[term] = found
         return found[1], found[2], found[3]
 
@@ -155,23 +220,43 @@ class BM25Index:
             return []
         by_slot = np.zeros(self._next_slot, dtype=np.float32)
         average = np.float64(self._total_length) / n_docs  # numpy's mean of the integer lengths
+        idfs: list[Any] = []
+        columns: list[tuple[Any, Any, Any]] = []
         for term in terms:
             posting = self._postings.get(term)
-            if not posting:
-                continue
-            df = len(posting)
-            idf = np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5)))
-            slots, tf, lengths = self._term_arrays(term)
+            if posting:
+                df = len(posting)
+                idfs.append(np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5))))
+                columns.append(self._term_arrays(term))
+        if columns:
+            # All terms at once, element by element the same operations as one term at a time
+            # (float64 term part, float32 idf and contributions); ``add.at`` adds the contributions
+            # in query order in float32, as the per-term ``+=`` did.
+            slots, tf, lengths = (np.concatenate(c) for c in zip(*columns, strict=True))
+            idf = np.repeat(np.array(idfs, dtype=np.float32), [len(c[0]) for c in columns])
             tfc = tf / (self.K1 * ((1 - self.B) + self.B * lengths / average) + tf)
-            by_slot[slots] += (idf * tfc).astype(np.float32)
+            np.add.at(by_slot, slots, (idf * tfc).astype(np.float32))
+        return by_slot[self.slots(keys)].tolist()  # type: ignore[no-any-return]
+
+    def slots(self, keys: list[Any]) -> Any:
+        """The slots of ``keys`` as an array; a list of keys that extends the previous one (the
+        groups of a growing request) costs its new keys only."""
+        known, array = self._slot_cache
         docs = self._docs
-        order = np.fromiter((docs[k][2] for k in keys), dtype=np.int64, count=n_docs)
-        return [float(s) for s in by_slot[order]]
+        if known is not None and len(known) <= len(keys) and keys[: len(known)] == known:
+            fresh = keys[len(known) :]
+            if fresh:
+                array = np.concatenate([array, np.fromiter((docs[k][2] for k in fresh), np.int64, len(fresh))])
+        else:
+            array = np.fromiter((docs[k][2] for k in keys), dtype=np.int64, count=len(keys))
+        self._slot_cache = (list(keys), array)
+        return array
 
 
 def rank_indexed(index: BM25Index, keys: list[Any], terms: list[str]) -> list[int]:
     """:func:`rank_groups` over documents already in ``index`` (same order, same ties)."""
     if not keys:
         return []
-    scores = index.scores(keys, terms) if terms else [0.0] * len(keys)
-    return sorted(range(len(keys)), key=lambda i: (-round(scores[i], 9), -i))
+    if not terms:
+        return list(range(len(keys) - 1, -1, -1))  # all scores zero: newest first
+    return score_order(index.scores(keys, terms))

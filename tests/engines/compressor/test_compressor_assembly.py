@@ -11,36 +11,32 @@ def m(role: str, text: str = "x") -> dict[str, object]:
     return {"role": role, "content": text}
 
 
-def test_forced_user_at_start_or_after_system_or_without_users() -> None:
-    assert asm.choose_placement([], [m("assistant")], 0) == asm.SummaryPlacement("user", False, True)
-    assert asm.choose_placement([m("system")], [m("assistant")], 1).forced_user
-    no_users = asm.choose_placement([m("assistant")], [m("assistant")], 1)
-    assert no_users.forced_user and no_users.role == "user"
+def place(last_head: str, first_tail: str | None, forced: bool = False) -> asm.SummaryPlacement:
+    return asm.choose_placement(last_head, first_tail, forced_user=forced, has_tail=first_tail is not None)
+
+
+def test_forced_user_keeps_user_and_merges_on_a_user_tail() -> None:
+    """Upstream ``compress`` phase 4: a forced ``user`` summary never flips; when the first tail row is
+    a user row it merges into it (and the caller prepends it there)."""
+    assert place("user", "assistant", forced=True) == asm.SummaryPlacement("user", False, True)
+    assert place("system", "user", forced=True) == asm.SummaryPlacement("user", True, True)
 
 
 def test_role_follows_the_head() -> None:
-    after_assistant = asm.choose_placement([m("user"), m("assistant")], [m("assistant")], 2)
-    assert after_assistant == asm.SummaryPlacement("user", False, False)
-    user_head = [m("user")]
-    assert asm.choose_placement(user_head, [m("user")], 1) == asm.SummaryPlacement("assistant", False, False)
+    assert place("assistant", "assistant") == asm.SummaryPlacement("user", False, False)
+    assert place("tool", "assistant") == asm.SummaryPlacement("user", False, False)
+    assert place("user", "user") == asm.SummaryPlacement("assistant", False, False)
 
 
-def test_alternation_ignores_tool_rows_and_tool_call_rows() -> None:
-    """Upstream ``_summary_placement`` reads template-visible roles: a tool row and an assistant row
-    carrying tool calls are exempt, so a head ending [user, assistant(calls), tool] ends on "user"."""
-    tool_head = [m("user"), {"role": "assistant", "content": "", "tool_calls": [call("c", "f")]}, m("tool")]
-    # Visible head ends on user -> assistant; the tail opens with an assistant -> flip to user would
-    # collide with the head's user -> merge into the first tail row.
-    assert asm.choose_placement(tool_head, [m("assistant")], 3) == asm.SummaryPlacement("assistant", True, False)
-    # The tail's first *visible* row decides the collision: a leading tool-call row is skipped.
-    tail = [{"role": "assistant", "content": "", "tool_calls": [call("d", "f")]}, m("tool"), m("user")]
-    assert asm.choose_placement([m("user"), m("assistant")], tail, 2) == asm.SummaryPlacement("user", True, False)
-
-
-def test_forced_merge_targets_first_visible_tail_row() -> None:
-    tail = [m("tool"), m("user", "ask")]
-    placement = asm.choose_placement([], tail, 0)
-    assert placement.forced_user and placement.merge and placement.merge_index == 1
+def test_alternation_reads_plain_roles_tool_rows_included() -> None:
+    """0000416b compares plain roles: a head ending on a tool row makes the summary ``user``; a user
+    tail then flips it to ``assistant`` (which does not collide with the tool row)."""
+    assert place("tool", "user") == asm.SummaryPlacement("assistant", False, False)
+    # after a user head the summary is assistant; an assistant tail collides both ways -> merge
+    assert place("user", "assistant") == asm.SummaryPlacement("assistant", True, False)
+    assert place("user", "user") == asm.SummaryPlacement("assistant", False, False)
+    assert place("assistant", "user") == asm.SummaryPlacement("user", True, False)
+    assert place("assistant", None).merge is False
 
 
 def test_forced_merge_prepends_summary_and_end_marker() -> None:
@@ -83,7 +79,7 @@ def test_standalone_summary_message_and_recognition() -> None:
 def test_every_historical_prefix_is_recognised_and_stripped() -> None:
     from contextlab.engines.compressor import texts
 
-    assert len(texts.HISTORICAL_PREFIXES) == 5
+    assert len(texts.HISTORICAL_PREFIXES) == 3
     for prefix in texts.HISTORICAL_PREFIXES:
         old = {"role": "user", "content": f"{prefix}\nold body\n\n{asm.END_MARKER}"}
         assert asm.is_handoff(old)
@@ -110,11 +106,12 @@ def test_sanitize_strips_orphans_without_stubs() -> None:
     assert len(out) == 4 and out[2] == {"role": "assistant", "content": asm.TOOL_CALL_REMOVED}
 
 
-def test_sanitize_keeps_the_trailing_in_flight_calls() -> None:
-    """The last non-tool row's calls may still be awaiting results: kept verbatim (upstream #79278)."""
+def test_sanitize_strips_trailing_calls_without_results() -> None:
+    """0000416b's ``_sanitize_tool_pairs`` has no in-flight exemption: calls without a result anywhere
+    are stripped, the last row included."""
     pending = {"role": "assistant", "content": "", "tool_calls": [call("p", "f")]}
     out = asm.sanitize_tool_pairs([{"role": "user", "content": "go"}, pending])
-    assert out[1] is pending
+    assert out[1] == {"role": "assistant", "content": asm.TOOL_CALL_REMOVED}
 
 
 def test_old_images_stripped_and_db_flag_removed() -> None:

@@ -77,12 +77,13 @@ def test_tail_keeps_last_user_and_last_assistant_reply() -> None:
     assert validate_messages(messages[cut:]) == []
 
 
-def test_oversized_active_turn_rides_the_handoff() -> None:
-    """Upstream #80449: when the active turn alone exceeds the soft ceiling (and its request is of
-    normal size), the tool-group-aligned cut wins and the request is summarised (then restated)."""
+def test_oversized_active_turn_keeps_its_ask_in_the_tail() -> None:
+    """0000416b has no active-turn split: the latest ask is anchored into the tail even when the turn
+    after it alone exceeds the soft ceiling; the last visible reply (and its tool group) join it."""
     messages = [*long_history(5, 100), u("final ask"), ac("z1"), t("z1", 40_000), ac("z2"), t("z2", 40_000)]
     cut = bd.tail_cut_by_tokens(messages, 3, 1_000, protect_last_n=20)
-    assert cut > 20  # the ask is not pulled back into the tail
+    assert messages[20]["content"] == "final ask" and messages[19]["content"] == "answer 4"
+    assert cut == 17 and validate_messages(messages[cut:]) == []
 
 
 def test_whole_history_within_budget_falls_back_to_the_minimum_tail() -> None:
@@ -105,10 +106,17 @@ def test_walk_reaches_the_head_boundary_row() -> None:
     assert head_end < cut < len(messages)
 
 
-def test_soft_ceiling_is_capped_at_a_fifth_of_the_window() -> None:
-    assert bd.soft_ceiling(10_000, 0) == 15_000
-    assert bd.soft_ceiling(10_000, 64_000) == 12_800
-    assert bd.soft_ceiling(10_000, 40_000) == 10_000  # never under the budget itself
+def test_soft_ceiling_is_one_and_a_half_budgets_uncapped() -> None:
+    """0000416b: ``int(budget × 1.5)`` whatever the window (no 20%-of-window cap)."""
+    assert bd.soft_ceiling(10_000) == 15_000
+    assert bd.soft_ceiling(2_720) == 4_080
+
+
+def test_count_floor_binds_in_the_walk() -> None:
+    """The walk cannot stop before ``min_tail`` rows are behind it, however large they are."""
+    messages = long_history(6, 4_000)
+    cut = bd.tail_cut_by_tokens(messages, 3, 10, protect_last_n=20)
+    assert len(messages) - cut >= 8
 
 
 def test_last_user_in_head_pushes_cut_past_its_reply() -> None:

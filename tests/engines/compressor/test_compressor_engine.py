@@ -37,33 +37,25 @@ def handoff_text(messages: list[dict[str, object]]) -> str:
     return text
 
 
-def strip_tail_key(message: dict[str, object]) -> dict[str, object]:
-    return {k: v for k, v in message.items() if k != "_compaction_tail"}
+def test_too_small_is_a_strike() -> None:
+    """0000416b: ``len(messages) <= head + 4`` returns the input and records one ineffective strike."""
+    e = engine()
+    small = [*conversation(1)[:3], {"role": "user", "content": "more"}]
+    assert len(small) <= 3 + 4
+    assert e.compress(small) is small
+    assert e.thrash.ineffective == 1 and e.compression_count == 0
 
 
-def test_too_small_is_a_structural_backoff_not_a_strike() -> None:
-    """Upstream #93022: nothing eligible is not ineffective; a 300 s backoff defers retries instead."""
-    with clock.using(clock.VirtualClock(10_000.0)) as vc:
-        e = engine()
-        small = [*conversation(1)[:3], {"role": "user", "content": "more"}]
-        assert len(small) <= 3 + 4
-        assert e.compress(small) is small
-        assert e.thrash.ineffective == 0 and e.compression_count == 0
-        ok, reason = e.should_compress_info(10**6)
-        assert not ok and reason == "structural_backoff:300"
-        vc.advance(301)
-        assert e.should_compress_info(10**6) == (True, None)
-
-
-def test_no_compressible_window_backs_off_and_force_lifts_it() -> None:
+def test_empty_window_is_a_strike_returning_the_pruned_list() -> None:
+    """Head and tool rows only: the cut passes the end of the list (upstream's forward alignment),
+    so ``has_content_to_compress`` says yes, but the window is empty: a no-op strike."""
     e = engine(protect_first_n=2)
     calls = [call(f"c{i}", "read_file", path=f"f{i}") for i in range(5)]
     history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls}]
     history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(5)]
-    assert e.compress(history) is history
-    assert e.thrash.ineffective == 0 and e.thrash.blocked_reason() == "structural_backoff:300"
-    e.compress(history, force=True)  # a manual /compress clears the backoff before running
-    assert e.thrash.structural_until > 0  # ... and this no-op arms it again
+    assert e.has_content_to_compress(history)
+    assert e.compress(history) == history
+    assert e.thrash.ineffective == 1 and e.compression_count == 0
 
 
 def test_first_compaction_keeps_head_and_is_valid() -> None:
@@ -78,10 +70,9 @@ def test_first_compaction_keeps_head_and_is_valid() -> None:
     assert len(handoffs) == 1 and handoffs[0]["_compressed_summary"] is True
     text = str(handoffs[0]["content"])
     assert SUMMARY_PREFIX in text and text.endswith(END_MARKER)
-    # Every carried tail row is tagged; the tail is otherwise verbatim at its end.
-    assert all(m.get("_compaction_tail") for m in out[out.index(handoffs[0]) + 1 :])
-    assert strip_tail_key(out[-1]) == history[-1] and strip_tail_key(out[-2]) == history[-2]
-    assert sum(len(str(m)) for m in out) < sum(len(str(m)) for m in history) / 2
+    # The tail is carried verbatim.
+    assert out[-1] == history[-1] and out[-2] == history[-2]
+    assert sum(len(str(m)) for m in out) < 0.8 * sum(len(str(m)) for m in history)
     assert history[2]["content"].startswith("line 0")  # the caller's list is never mutated
 
 
@@ -97,7 +88,6 @@ def test_head_decays_and_summary_is_iterative() -> None:
     text = handoff_text(second)
     # Items of the first summary survive the update (anchored merge); the old head is added.
     assert "read src/module_1.py" in text and "read src/module_0.py" in text
-    assert "User asked (deterministic, from compacted turns): 'Task 0:" in text
     assert text.count(SUMMARY_PREFIX) == 1
     assert validate_messages(second) == []
 
@@ -164,13 +154,13 @@ def test_anti_thrash_strikes_from_real_usage() -> None:
     assert e.should_compress_info(155_000) == (True, None)
 
 
-def test_noop_passes_do_not_strike() -> None:
+def test_two_noop_passes_block_automatic_compaction() -> None:
     e = engine()
     small = conversation(1)
     e.compress(small)
     e.compress(small)
-    assert e.thrash.ineffective == 0
-    assert e.should_compress_info(10**6)[1] == "structural_backoff:300"
+    assert e.thrash.ineffective == 2
+    assert e.should_compress_info(10**6) == (False, "ineffective")
 
 
 def test_compaction_that_clears_threshold_resets() -> None:
@@ -195,6 +185,8 @@ def test_threshold_is_inclusive() -> None:
 
 @pytest.mark.parametrize("kind", [FailureKind.AUTH, FailureKind.QUOTA, FailureKind.NETWORK])
 def test_abort_classes_return_input_unchanged(kind: FailureKind) -> None:
+    """The compressor hands back its pruned copy on an abort, but upstream's compaction wrapper sees
+    ``_last_compress_aborted`` and keeps the original list: the port returns the input itself."""
     e = engine(summarizer=Failing(kind))
     history = conversation(40, 4_000)
     assert e.compress(history) is history
@@ -206,7 +198,7 @@ def test_abort_on_summary_failure_setting_and_previous_summary_rollback() -> Non
     e._previous_summary = None
     history = conversation(40, 4_000)
     assert e.compress(history) is history
-    assert e._previous_summary is None
+    assert e._previous_summary is None and e._last_compress_aborted
 
 
 def test_fallback_summary_and_streak_block() -> None:
@@ -273,8 +265,9 @@ def test_has_content_to_compress() -> None:
         {"role": "assistant", "content": None, "tool_calls": calls},
     ]
     only_tools += [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(5)]
-    e2 = engine(protect_first_n=2)
-    assert not e2.has_content_to_compress(only_tools)
+    # Upstream's cut is always at least one row past the (aligned) head, so even a head-only history
+    # "has content"; ``compress`` then finds an empty window and strikes.
+    assert engine(protect_first_n=1).has_content_to_compress(only_tools[:2])
 
 
 def test_session_reset_clears_summary_and_counters() -> None:

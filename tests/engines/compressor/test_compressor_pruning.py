@@ -87,10 +87,9 @@ def test_pass3_truncates_long_argument_leaves() -> None:
     work = list(messages)
     assert p.truncate_call_arguments(work, 3) == 1
     args = json.loads(work[0]["tool_calls"][0]["function"]["arguments"])
-    marker = "⟪HERMES-CONTEXT-COMPRESSION: 400 of 600 chars omitted here by Hermes's context compressor."
-    assert args["content"].startswith("x" * 200 + marker) and args["content"].endswith("⟫")
-    # A leaf just over 200 chars is kept: head + marker would be longer than the leaf itself.
-    assert args["nested"]["items"] == ["y" * 250, "short"]
+    assert args["content"] == "x" * 200 + "...[truncated]"
+    # Every leaf over 200 chars is cut, even one barely over (upstream ``_truncate_tool_call_args_json``).
+    assert args["nested"]["items"] == ["y" * 200 + "...[truncated]", "short"]
     assert work[1] is messages[1]  # invalid JSON left alone
     assert work[2] is messages[2]  # JSON under 500 chars left alone
 
@@ -113,12 +112,18 @@ def test_pass4_pressure_demotion_keeps_last_three_verbatim() -> None:
 
 def test_pass4_last_resort_demotes_newest_tool_body() -> None:
     messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call("a", "read_file", path="small")]},
+        tool_msg("a", "s" * 300),
         {"role": "assistant", "content": None, "tool_calls": [call("c", "read_file", path="big")]},
         tool_msg("c", "q" * 40_000),
+        {"role": "user", "content": "next"},
     ]
     work = list(messages)
-    assert p.demote_under_pressure(work, 0, 1_000) == 1
-    assert work[1]["content"].startswith("[read_file] read big")
+    assert p.demote_under_pressure(work, 0, 1_000) == 2
+    assert work[4]["content"].startswith("[read_file] read big")
+    # Two rows only: no row outside the three kept verbatim, so upstream's pass does not start.
+    assert p.demote_under_pressure(list(messages[3:5]), 0, 1_000) == 0
 
 
 def test_platform_echoes_removed_after_latest_ask() -> None:

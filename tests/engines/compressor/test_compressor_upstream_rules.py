@@ -1,4 +1,4 @@
-"""Rules of the newest upstream compressor the port follows (see docs/compressor.md, rule table)."""
+"""Rules of upstream ``NousResearch/hermes-agent@0000416b`` the port follows (docs/compressor.md, rule table)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import json
 import yaml
 from builders import call, conversation
 
-from contextlab.engines.compressor import CompressorEngine, assembly, inflight, lean, pruning, texts
+from contextlab.engines.compressor import CompressorEngine, assembly, lean, pruning, texts
 from contextlab.engines.summarizers import FunctionSummarizer, SummaryRequest
 from contextlab.messages import validate_messages
-from contextlab.tokens import RoughCounter
 
 
 def engine(**kwargs: object) -> CompressorEngine:
@@ -23,30 +22,26 @@ def big_turns(n: int, chars: int = 9_000) -> list[dict[str, object]]:
     return conversation(n, chars)
 
 
-# --------------------------------------------------------------------------- proactive prune runway
+# --------------------------------------------------------------------------- proactive prune (upstream 0000416b)
 
 
-def test_prune_runway_blocks_until_history_regrows_and_compaction_rearms() -> None:
-    """``prune_tool_results_only``: after a committed prune no prune until the message estimate has
-    grown past its post-prune size by ``max(reclaimed, proactive_prune_tokens, min reclaim)``."""
+def test_proactive_prune_has_no_runway_between_commits() -> None:
+    """``prune_tool_results_only`` at 0000416b: gate, size guard and reclaim minimum only; a second
+    prune on a regrown history commits as soon as it reclaims enough (no re-arm runway)."""
     e = engine(proactive_prune_tokens=20_000)
     history = big_turns(30)
     pruned, n = e.prune_tool_results_only(history, current_tokens=30_000)
     assert n > 0 and pruned is not history
-    after = sum(pruning.message_budget_tokens(m) for m in pruned)
-    reclaimed = sum(pruning.message_budget_tokens(m) for m in history) - after
-    assert e._prune_rearm_tokens == after + max(reclaimed, 20_000, 4_096)
-    grown = pruned + big_turns(34)[len(history) :]  # four new turns, well under the runway
-    assert sum(pruning.message_budget_tokens(m) for m in grown) < e._prune_rearm_tokens
-    same, zero = e.prune_tool_results_only(grown, current_tokens=30_000)
-    assert zero == 0 and same is grown
-    # A billed reading at or over the compaction threshold bypasses the runway (#101889) ...
-    bypass, k = e.prune_tool_results_only(grown, current_tokens=e.threshold_tokens)
-    assert k > 0 and bypass is not grown
-    # ... and a committed compaction rearms it completely.
-    e._prune_rearm_tokens = 10**9
-    e.compress(big_turns(40))
-    assert e._prune_rearm_tokens == 0
+    grown = pruned + big_turns(34)[len(history) :]  # four new turns push one more result out of the tail
+    again, k = e.prune_tool_results_only(grown, current_tokens=30_000)
+    assert k > 0 and again is not grown
+    assert e.prune_tool_results_only(again, current_tokens=19_999) == (again, 0)  # under the gate
+
+
+def test_proactive_prune_commits_only_at_the_minimum_reclaim() -> None:
+    history = big_turns(30, 9_000)
+    e = engine(proactive_prune_tokens=1_000, proactive_prune_min_reclaim_tokens=10**7)
+    assert e.prune_tool_results_only(history, current_tokens=50_000) == (history, 0)
 
 
 def test_no_prune_when_history_is_within_tail_and_head() -> None:
@@ -56,19 +51,85 @@ def test_no_prune_when_history_is_within_tail_and_head() -> None:
     assert e.prune_tool_results_only(history, current_tokens=50_000) == (history, 0)
 
 
-def test_argument_truncation_is_not_a_pruned_row() -> None:
-    """Pass 3 rewrites long tool-call arguments but upstream only counts pass 1/2 rows."""
-    calls = [call(f"w{i}", "write_file", path=f"f{i}.py", content="x" * 2_000) for i in range(3)]
+# --------------------------------------------------------------------------- pruning passes
+
+
+def _writes(content: str, n: int = 3) -> list[dict[str, object]]:
     history: list[dict[str, object]] = [{"role": "user", "content": "write them"}]
-    for i, c in enumerate(calls):
+    for i in range(n):
         history += [
-            {"role": "assistant", "content": None, "tool_calls": [c]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [call(f"w{i}", "write_file", path=f"f{i}.py", content=content)],
+            },
             {"role": "tool", "tool_call_id": f"w{i}", "content": "ok"},
         ]
-    history += [{"role": "user", "content": "thanks"}]
+    return [*history, {"role": "user", "content": "thanks"}]
+
+
+def test_argument_truncation_is_not_a_pruned_row() -> None:
+    """Pass 3 cuts long string leaves to 200 chars plus ``...[truncated]``; upstream counts only
+    pass 1/2 rows as pruned."""
+    history = _writes("x" * 2_000)
     result = pruning.prune_tool_outputs(history, protect_tail_count=1, protect_tail_tokens=None)
     assert result.pruned == 0 and result.saved_tokens > 0
-    assert "⟪HERMES-CONTEXT-COMPRESSION:" in result.messages[1]["tool_calls"][0]["function"]["arguments"]
+    args = json.loads(result.messages[1]["tool_calls"][0]["function"]["arguments"])
+    assert args["content"] == "x" * 200 + "...[truncated]" and args["path"] == "f0.py"
+
+
+def test_long_compact_argument_json_is_reserialised_even_without_a_cut() -> None:
+    """Upstream keeps the re-serialised JSON whenever it differs from the original bytes, so a compact
+    blob over 500 chars gains ``json.dumps``' spacing although no leaf is over 200 chars."""
+    rows = [{"role": "user", "content": "go"}]
+    compact = json.dumps({f"k{i}": "v" * 30 for i in range(20)}, separators=(",", ":"))
+    assert len(compact) > 500
+    rows += [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "a", "type": "function", "function": {"name": "x", "arguments": compact}}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "ok"},
+        {"role": "user", "content": "next"},
+    ]
+    out = pruning.prune_tool_outputs(rows, protect_tail_count=1, protect_tail_tokens=None).messages
+    assert out[1]["tool_calls"][0]["function"]["arguments"] == json.dumps(json.loads(compact), ensure_ascii=False)
+
+
+def test_pruning_boundary_protects_the_row_that_breaks_the_budget() -> None:
+    """``_prune_old_tool_results``: the walk stops at the first row over the token budget and that row
+    is protected too (the boundary is its index)."""
+    rows = conversation(12, 2_000)
+    costs = [pruning.message_budget_tokens(m) for m in rows]
+    budget = sum(costs[-10:]) - 1  # the tenth-newest row breaks it
+    assert pruning.protected_tail_start(rows, 3, budget) == len(rows) - 10
+    # the count floor (capped at 8) wins over a tiny budget; uncapped (0.19.0) protect_last_n wins
+    assert pruning.protected_tail_start(rows, 20, 1) == len(rows) - 8
+    assert pruning.protected_tail_start(rows, 20, 1, floor_cap=None) == len(rows) - 20
+
+
+def test_pressure_demotion_summarises_protected_results_but_keeps_the_last_three_rows() -> None:
+    """Pass 4 (#61932): a protected region over 1.5 × budget has its tool bodies summarised oldest
+    first until it fits; the last three rows stay verbatim while that suffices."""
+    rows = [*conversation(4, 6_000), {"role": "user", "content": "and now?"}]
+    start = pruning.protected_tail_start(rows, 20, 100_000, floor_cap=None)
+    assert start == 0
+    work = list(rows)
+    changed = pruning.demote_under_pressure(work, 0, 2_000)
+    assert changed >= 1
+    assert work[-3:] == rows[-3:]
+    assert sum(pruning.message_budget_tokens(m) for m in work) <= 3_000
+    assert work[2]["content"].startswith("[read_file] read src/module_0.py from line 1 (6,000 chars)")
+
+
+def test_replay_fields_are_counted_as_sorted_json() -> None:
+    from contextlab.engines.compressor.budgets import message_budget_tokens
+
+    blob = [{"type": "reasoning", "encrypted_content": "e" * 400, "id": "r1"}]
+    row = {"role": "assistant", "content": "", "codex_reasoning_items": blob}
+    expected = 10 + len(json.dumps(blob, ensure_ascii=False, sort_keys=True)) // 4
+    assert message_budget_tokens(row) == expected
 
 
 def test_one_line_summaries_use_upstream_formats() -> None:
@@ -83,13 +144,13 @@ def test_one_line_summaries_use_upstream_formats() -> None:
         == "[read_file] read a.py from line 1 (12,345 chars)"
     )
     assert ts.summarize("web_search", '{"query": "q"}', "y" * 1_500) == "[web_search] query='q' (1,500 chars result)"
-    body = ts.summarize("skill_view", '{"name": "deploy"}', "z" * 6_000)
-    assert body == "[skill_view] name=deploy (6,000 chars) " + texts.SKILL_PRUNED.format(skill="deploy")
+    assert ts.summarize("skill_view", '{"name": "deploy"}', "z" * 6_000) == "[skill_view] name=deploy (6,000 chars)"
+    assert ts.summarize("clarify", "{}", '{"user_response": "yes"}') == "[clarify] asked user a question"
     assert ts.summarize("mystery", '{"a": 1, "b": "two", "c": 3}', "w" * 10) == "[mystery] a=1 b=two (10 chars result)"
     assert ts.summarize("unknown", "not json", "v" * 2_000) == "[unknown] (2,000 chars result)"
 
 
-def test_recently_loaded_skill_body_survives_pass_two() -> None:
+def test_skill_bodies_get_no_special_protection() -> None:
     skill = [
         {"role": "user", "content": "use the deploy skill"},
         {
@@ -102,8 +163,8 @@ def test_recently_loaded_skill_body_survives_pass_two() -> None:
         {"role": "tool", "tool_call_id": "s1", "content": "step " * 2_000},
     ]
     work = [*skill, *conversation(2, 300)]
-    assert pruning.summarize_old_results(work, len(work), 200) == 2  # the two read_file results only
-    assert work[2]["content"].startswith("step ")
+    assert pruning.summarize_old_results(work, len(work), 200) == 3
+    assert work[2]["content"] == "[skill_view] name=deploy (10,000 chars)"
 
 
 # --------------------------------------------------------------------------- texts
@@ -111,12 +172,16 @@ def test_recently_loaded_skill_body_survives_pass_two() -> None:
 
 def test_texts_file_names_a_source_for_every_text() -> None:
     data = yaml.safe_load(texts.resources.files("contextlab").joinpath("data", "hermes_texts.yaml").read_text("utf-8"))
-    entries = [*data["texts"].values(), *data["historical_summary_prefixes"]]
-    for entry in entries:
+    assert data["pin"]["upstream"].startswith("NousResearch/hermes-agent@0000416b")
+    entries = {**data["texts"], **{f"historical{i}": e for i, e in enumerate(data["historical_summary_prefixes"])}}
+    for key, entry in entries.items():
         source = entry["source"]
         assert "@" in source["repo_commit"] and source["path"] == "agent/context_compressor.py" and source["symbol"]
+        # everything but the opt-in lean texts follows upstream proper
+        assert key.startswith("lean_") or source["repo_commit"].startswith("NousResearch/hermes-agent@0000416b")
     assert texts.SUMMARY_PREFIX.startswith("[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted")
     assert texts.SUMMARY_PREFIX.endswith("avoid repeating it:")
+    assert len(texts.HISTORICAL_PREFIXES) == 3
     # Historical prefixes are matched longest-first wherever one is a prefix of another.
     prefixes = texts.ALL_PREFIXES
     for i, early in enumerate(prefixes):
@@ -127,21 +192,20 @@ def test_texts_file_names_a_source_for_every_text() -> None:
 # --------------------------------------------------------------------------- assembly metadata
 
 
-def test_tail_rows_carry_compaction_tail_key_counted_by_the_rough_estimator() -> None:
-    e = engine()
-    out = e.compress(big_turns(40, 4_000))
-    carried = [m for m in out if m.get("_compaction_tail")]
-    assert carried
-    plain = [{k: v for k, v in m.items() if k != "_compaction_tail"} for m in carried]
-    counter = RoughCounter()
-    assert counter.messages(carried) > counter.messages(plain)  # never sent, but it moves thresholds
+def test_tail_rows_carry_no_extra_metadata_key() -> None:
+    """0000416b copies tail rows as they are (no ``_compaction_tail``); only the summary row carries
+    the two summary keys."""
+    out = engine().compress(big_turns(40, 4_000))
+    keys = {k for m in out for k in m if k.startswith("_")}
+    assert keys == {"_compressed_summary", "_compressed_summary_has_user_turn"}
+    assert sum(1 for m in out if m.get("_compressed_summary")) == 1
 
 
-# --------------------------------------------------------------------------- lean sections
+# --------------------------------------------------------------------------- lean sections (opt-in, fork)
 
 
 def test_lean_summary_appends_anchor_index_user_messages_and_recovery_pointer() -> None:
-    e = engine()
+    e = engine(tail_mode="lean")
     e.on_session_start("sess-1")
     history = big_turns(40, 4_000)
     history[4] = {"role": "user", "content": "please fix src/app/main.py and see #12345 before commit 0123456789abcdef"}
@@ -150,7 +214,7 @@ def test_lean_summary_appends_anchor_index_user_messages_and_recovery_pointer() 
     assert texts.text("lean_anchor_heading") in text and "src/app/main.py" in text and "#12345" in text
     assert texts.text("lean_user_heading") in text and "> please fix src/app/main.py" in text
     assert "session_search(query='<keywords>', session_id='sess-1')" in text
-    legacy = engine(tail_mode="legacy").compress(big_turns(40, 4_000))
+    legacy = engine().compress(big_turns(40, 4_000))
     assert texts.text("lean_user_heading") not in str(next(m for m in legacy if assembly.is_handoff(m))["content"])
 
 
@@ -162,10 +226,23 @@ def test_lean_demotes_stale_tail_tool_results_beyond_six_rounds() -> None:
     assert "2,000 chars preserved in session history. Recover with session_search" in str(stubs[0]["content"])
 
 
-# --------------------------------------------------------------------------- in-flight restatement
+# --------------------------------------------------------------------------- no-ops strike
 
 
-def test_unfinished_task_in_the_head_is_restated_after_the_boundary() -> None:
+def test_a_no_op_compaction_is_an_ineffective_strike() -> None:
+    """0000416b: too few messages, no compressible window or a handoff-only window each record one
+    ineffective strike; two strikes block automatic compaction."""
+    e = engine()
+    tiny = conversation(1)
+    assert e.compress(tiny) is tiny
+    assert e.thrash.ineffective == 1
+    e.compress(tiny)
+    assert e.should_compress_info(e.threshold_tokens) == (False, "ineffective")
+
+
+def test_unfinished_task_in_the_head_is_summarised_not_restated() -> None:
+    """0000416b has no in-flight restatement: an unanswered ask that falls in the window is in the
+    summary's task snapshot only."""
     task = {"role": "user", "content": "run the nightly report"}
     history: list[dict[str, object]] = [{"role": "system", "content": "cron"}, task]
     for i in range(30):
@@ -173,20 +250,27 @@ def test_unfinished_task_in_the_head_is_restated_after_the_boundary() -> None:
             {"role": "assistant", "content": None, "tool_calls": [call(f"c{i}", "terminal", command=f"step {i}")]},
             {"role": "tool", "tool_call_id": f"c{i}", "content": "out " * 800},
         ]
-    assert inflight.find(history) is task
-    e = engine()
-    out = e.compress(history)
+    out = engine().compress(history)
     assert validate_messages(out) == []
-    last_users = [m for m in out if m.get("role") == "user" and texts.INFLIGHT_HEADER in str(m.get("content"))]
-    carrier = [m for m in out if m.get(inflight.MERGED_KEY)]
-    assert last_users or carrier
-    restated = (last_users or carrier)[-1]
-    assert str(restated["content"]).endswith("run the nightly report")
+    # the ask sits in the protected head and is carried once; nothing restates it after the summary
+    assert [m for m in out if "nightly" in str(m.get("content"))] == [task]
 
 
-def test_answered_task_is_not_restated() -> None:
-    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
-    assert inflight.find(history) is None
+# --------------------------------------------------------------------------- 0.19.0 rules
+
+
+def test_0_19_0_rules_switch_each_version_change_back() -> None:
+    """``hermes_rules="0.19.0"``: raw neighbour roles, no ``has_user`` key, no restart probe."""
+    old = engine(hermes_rules="0.19.0")
+    new = engine()
+    history = big_turns(40, 4_000)
+    out_old = old.compress(history)
+    out_new = new.compress(history)
+    assert all("_compressed_summary_has_user_turn" not in m for m in out_old)
+    assert any("_compressed_summary_has_user_turn" in m for m in out_new)
+    resumed = [{"role": "user", "content": texts.SUMMARY_PREFIX + "\nold"}, *history]
+    assert new.__class__(hermes_rules="0.19.0").effective_protect_first_n(resumed) == 3
+    assert new.__class__().effective_protect_first_n(resumed) == 0
 
 
 # --------------------------------------------------------------------------- summarizer seam
@@ -206,9 +290,18 @@ def test_summarizer_receives_the_hosts_exact_prompt_with_section_headings() -> N
     for heading in (
         "## Historical Task Snapshot",
         "## Completed Actions",
-        "## Errors & Fixes",
-        "## Detailed Session Log (oldest first)",
     ):
         assert heading in request.prompt
     assert "TURNS TO SUMMARIZE:\n[USER]: Task 3:" in request.prompt or "TURNS TO SUMMARIZE:\n[" in request.prompt
     assert request.turns and "fake" in str(next(m for m in out if assembly.is_handoff(m))["content"])
+
+
+def test_0_19_0_estimates_floor_the_tail_walk_and_count_every_key() -> None:
+    """0.19.0's ``_estimate_msg_budget_tokens`` floors ``len // 4`` where 0000416b rounds up, and its
+    ``estimate_messages_tokens_rough`` counts every key (message uids included) with one ceiling."""
+    from contextlab.engines.compressor import budgets
+
+    row = {"role": "user", "content": "x" * 41, "message_uid": "u" * 32}
+    assert budgets.message_budget_tokens(row) == 10 + 11
+    assert budgets.message_budget_tokens_floor(row) == 10 + 10
+    assert budgets.rough_messages_0_19_0([row, row]) == (2 * len(str(row)) + 3) // 4

@@ -1,0 +1,82 @@
+"""Which generation of the host's compressor rules the port applies (``docs/compressor.md``, "Version changes").
+
+The port follows ``NousResearch/hermes-agent@0000416b`` (``"newest"``). PyPI ``hermes-agent`` 0.19.0
+is an older host; ``hermes_rules="0.19.0"`` switches each rule that changed between the two back to
+the 0.19.0 behaviour, so a differential against the real 0.19.0 ``ContextCompressor`` can tell a
+version change from a port bug (``benchmarks/hermes_differential.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from contextlab.errors import EngineError
+
+
+@dataclass(frozen=True)
+class HermesRules:
+    """One switch per rule that differs between the two host versions (True = the newest behaviour)."""
+
+    prune_floor_cap: int | None
+    """Pruning's protected-tail count floor is capped at 8 messages (#61932); None = uncapped."""
+    pressure_demotion: bool
+    """Pass 4: demote bulky tool results inside the protected tail when it exceeds 1.5× the budget."""
+    skip_summarised_results: bool
+    """Pass 2 leaves a result that already is a one-line summary alone."""
+    drop_platform_echoes: bool
+    """Blank user rows right after the latest ask (followed by an assistant) are removed."""
+    bridge_pullback: bool
+    """A cut landing on the latest ask moves back to the older assistant/tool bridge."""
+    rehydrate_all_handoffs: bool
+    """Every handoff is folded into the previous summary and stripped from head and tail; an
+    empty post-handoff window is a no-op strike. Off: only the newest handoff before the cut is read,
+    head and tail are copied verbatim."""
+    placement_after_strip: bool
+    """The summary role alternates against the assembled (stripped) head and tail, is forced to
+    ``user`` at the start of the list, and a forced user merge prepends the summary; the
+    ``_compressed_summary_has_user_turn`` key is written. Off: raw neighbours, suffix merge only."""
+    head_restart_probe: bool
+    """``protect_first_n`` decays when an early handoff shows a resumed compacted session."""
+    budget_estimate_ceil: bool
+    """The tail-walk estimate rounds string content and tool calls up (``estimate_tokens_rough``);
+    0.19.0 floored ``len // 4``."""
+    rough_skips_persistence_keys: bool
+    """The summary budget's rough estimate leaves persistence-only keys (message uids) out; 0.19.0's
+    ``estimate_messages_tokens_rough`` counted every key."""
+
+
+NEWEST = HermesRules(
+    prune_floor_cap=8,
+    pressure_demotion=True,
+    skip_summarised_results=True,
+    drop_platform_echoes=True,
+    bridge_pullback=True,
+    rehydrate_all_handoffs=True,
+    placement_after_strip=True,
+    head_restart_probe=True,
+    budget_estimate_ceil=True,
+    rough_skips_persistence_keys=True,
+)
+
+V0_19_0 = HermesRules(
+    prune_floor_cap=None,
+    pressure_demotion=False,
+    skip_summarised_results=False,
+    drop_platform_echoes=False,
+    bridge_pullback=False,
+    rehydrate_all_handoffs=False,
+    placement_after_strip=False,
+    head_restart_probe=False,
+    budget_estimate_ceil=False,
+    rough_skips_persistence_keys=False,
+)
+
+RULESETS: dict[str, HermesRules] = {"newest": NEWEST, "0.19.0": V0_19_0}
+
+
+def resolve(name: str) -> HermesRules:
+    """The rule set named ``name`` (``"newest"`` or ``"0.19.0"``)."""
+    try:
+        return RULESETS[name]
+    except KeyError:
+        raise EngineError(f"hermes_rules must be one of {sorted(RULESETS)}, got {name!r}") from None
