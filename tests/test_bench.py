@@ -190,7 +190,8 @@ def test_write_round_trip(transcripts, tmp_path, fmt) -> None:
         progress=False,
     )
     paths = result.write(tmp_path / "out", fmt)
-    assert sorted(p.name for p in paths.values()) == sorted(f"{n}.{fmt}" for n in ("trace", "compactions", "summary"))
+    names = ("trace", "compactions", "summary", "probes", "compaction_diff", "compaction_items", "faithfulness")
+    assert sorted(p.name for p in paths.values()) == sorted(f"{n}.{fmt}" for n in names)
     reader = pd.read_csv if fmt == "csv" else pd.read_parquet
     assert len(reader(paths["trace"])) == len(result.trace)
     assert reader(paths["summary"])["status"].tolist() == ["ok", "failed"]
@@ -261,3 +262,30 @@ def test_parquet_keeps_a_declared_schema_and_lists(transcripts, tmp_path) -> Non
     assert list(pd.read_parquet(paths["trace"])["tags"].iloc[0]) == ["a", "b"]
     csv = result.write(tmp_path, "csv")
     assert pd.read_csv(csv["trace"])["tags"].iloc[0] == '["a", "b"]'  # JSON in CSV
+
+
+def test_each_runs_measurement_frames_are_written_with_a_schema_and_resumed(transcripts, tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    measure_frames = ("probes", "compaction_diff", "compaction_items", "faithfulness")
+
+    engines = ["passthrough", RecentTurnsEngine]
+    grid = {"context_length": [3000]}
+    first = bench(transcripts, engines, grid, out=tmp_path, progress=False)
+    assert tuple(first.frames) == measure_frames
+    probes = first.frames["probes"]
+    runs = probes.groupby(["transcript", "engine"]).size()
+    assert len(runs) == len(transcripts) * len(engines)  # every run's rows, named by their run
+    assert len(first.frames["compaction_diff"]) > 0  # the recent-turns engine dropped rows
+    paths = first.write(tmp_path, "parquet")
+    for name in measure_frames:
+        assert paths[name] == tmp_path / f"{name}.parquet"
+    schema = pq.read_schema(paths["faithfulness"])  # no findings: the columns keep their types
+    assert str(schema.field("text").type) == "string" and str(schema.field("request").type) == "int64"
+    items = pq.read_schema(paths["compaction_items"])
+    assert str(items.field("needed_later").type) == "bool" and str(items.field("next_use").type) == "int64"
+    pd.testing.assert_frame_equal(pd.read_parquet(paths["probes"]), probes, check_dtype=False)
+    resumed = bench(transcripts, engines, grid, out=tmp_path, progress=False)
+    assert resumed.reused == len(transcripts) * len(engines)
+    for name in measure_frames:
+        pd.testing.assert_frame_equal(resumed.frames[name], first.frames[name])

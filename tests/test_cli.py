@@ -60,6 +60,23 @@ def test_replay_writes_the_trace(transcript_file: Path, tmp_path: Path, suffix: 
     assert len(frame) == 8
     assert {"prompt_tokens", "prefix_tokens", "threshold_tokens"} <= set(frame.columns)
     assert not list(tmp_path.glob(".*.tmp"))
+    # Every other frame of the run lands beside the trace, named <stem>.<frame><suffix>.
+    names = ("compactions", "breaks", "probes", "compaction_diff", "compaction_items", "faithfulness")
+    assert sorted(p.name for p in tmp_path.glob(f"trace.*{suffix}")) == sorted(f"trace.{n}{suffix}" for n in names)
+    read = pd.read_csv if suffix == ".csv" else pd.read_parquet
+    probes = read(tmp_path / f"trace.probes{suffix}")
+    assert set(probes["request"]) == set(range(8)) and (probes["engine"] == "passthrough").all()
+
+
+def test_replay_out_is_byte_identical_without_timing(transcript_file: Path, tmp_path: Path) -> None:
+    args = ["replay", str(transcript_file), "--engine", "compressor", "--context-length", "3000", "--no-timing"]
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        assert main([*args, "--out", str(tmp_path / run / "t.parquet")]) == 0
+    first = sorted((tmp_path / "a").iterdir())
+    assert len(first) == 7
+    for path in first:
+        assert path.read_bytes() == (tmp_path / "b" / path.name).read_bytes(), path.name
 
 
 @pytest.mark.parametrize(

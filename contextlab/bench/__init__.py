@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,9 @@ class BenchResult:
     compactions: pd.DataFrame
     summaries: pd.DataFrame
     reused: int = 0
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """Every run's other frames (``ReplayResult.frames``: probes, compaction diffs, ...), concatenated
+    per name in cell order; each row names its run (``transcript``, ``engine``, ``params``)."""
 
     @property
     def failed(self) -> pd.DataFrame:
@@ -78,13 +81,17 @@ class BenchResult:
         return self.summaries[self.summaries["status"] != "ok"]
 
     def write(self, folder: str | Path, fmt: str = "csv") -> dict[str, Path]:
-        """Write ``trace``, ``compactions`` and ``summary`` files (csv, or parquet with a declared schema)."""
+        """Write ``trace``, ``compactions``, ``summary`` and one file per name of :attr:`frames`
+        (``probes``, ``compaction_diff``, ...): csv, or parquet with a declared schema."""
         if fmt not in ("csv", "parquet"):
             raise ConfigError(f"unsupported format {fmt!r}; use csv or parquet")
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         frames = {"trace": self.trace, "compactions": self.compactions, "summary": self.summaries}
-        return {name: write_table(frames[name], folder / f"{name}.{fmt}", name) for name in FRAME_NAMES}
+        written = {name: write_table(frames[name], folder / f"{name}.{fmt}", name) for name in FRAME_NAMES}
+        for name, frame in self.frames.items():
+            written[name] = write_table(frame, folder / f"{name}.{fmt}", name)
+        return written
 
 
 def collect_transcripts(
@@ -276,7 +283,21 @@ def _assemble(outcomes: list[Outcome], reused: int) -> BenchResult:
     events = [o.compactions for o in outcomes if len(o.compactions)]
     trace = pd.concat(traces, ignore_index=True) if traces else build_frame([], TRACE_COLUMNS)
     compactions = pd.concat(events, ignore_index=True) if events else build_frame([], COMPACTION_COLUMNS)
-    return BenchResult(trace, compactions, pd.DataFrame([o.summary for o in outcomes]), reused)
+    return BenchResult(trace, compactions, pd.DataFrame([o.summary for o in outcomes]), reused, _run_frames(outcomes))
+
+
+def _run_frames(outcomes: list[Outcome]) -> dict[str, pd.DataFrame]:
+    """Each frame name of the runs, concatenated in cell order (names in first-seen order)."""
+    parts: dict[str, list[pd.DataFrame]] = {}
+    for outcome in outcomes:
+        for name, frame in outcome.frames.items():
+            parts.setdefault(name, []).append(frame)
+    out = {}
+    for name, frames in parts.items():
+        rows = [f for f in frames if len(f)]
+        # All empty: one of them keeps the columns (concatenating empty frames is deprecated in pandas).
+        out[name] = pd.concat(rows, ignore_index=True) if rows else frames[0].iloc[:0].reset_index(drop=True)
+    return out
 
 
 def _progress_bar(total: int, progress: bool | None) -> Callable[..., None]:

@@ -62,6 +62,8 @@ class Outcome:
     trace: pd.DataFrame
     compactions: pd.DataFrame
     summary: dict[str, Any]
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """The run's other frames (``ReplayResult.frames``: probes, compaction diffs, ...)."""
 
 
 _PROCESS: dict[str, Any] = {}
@@ -112,7 +114,9 @@ def run_cell(job: Job) -> Outcome:
         )
     except Exception as error:  # a bad engine or setting fails this run only
         return failed_outcome(shared, job, "failed", f"{type(error).__name__}: {error}")
-    return Outcome(job.index, result.trace, result.compactions, {**result.summary, **dict(job.grid)})
+    return Outcome(
+        job.index, result.trace, result.compactions, {**result.summary, **dict(job.grid)}, dict(result.frames)
+    )
 
 
 def failed_outcome(shared: Shared, job: Job, status: str, reason: str) -> Outcome:

@@ -37,7 +37,8 @@ class CellStore:
                 outcome = pickle.load(handle)
         except Exception:
             return None
-        return outcome if isinstance(outcome, Outcome) else None
+        # A cell stored before outcomes carried their frames is re-run, so every run has them.
+        return outcome if isinstance(outcome, Outcome) and hasattr(outcome, "frames") else None
 
     def save(self, key: str, outcome: Outcome) -> None:
         """Store a finished cell atomically (only ``ok`` cells: failures are retried next time)."""

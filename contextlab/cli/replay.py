@@ -16,6 +16,7 @@ from contextlab.cli.common import (
 )
 from contextlab.host.trace import HOST_LOOP_COUNTS, TIMING_COLUMNS, summary_json
 from contextlab.progress import LONG_REPLAY_REQUESTS, ReplayProgress
+from contextlab.replay_files import write_replay
 from contextlab.transcripts import load_transcript
 from contextlab.transcripts.facts import load_facts
 
@@ -41,7 +42,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--index", type=int, default=0, help="which conversation of a multi-conversation file (default 0)"
     )
-    parser.add_argument("--out", default=None, metavar="FILE", help="write the per-request trace (.csv or .parquet)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="write the per-request trace (.csv or .parquet) and every other frame beside it as FILE-stem.<frame>.ext",
+    )
     parser.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
     parser.add_argument(
         "--facts",
@@ -79,15 +85,16 @@ def run(args: argparse.Namespace) -> int:
     result = replay(transcript, engine, settings, params=params, observers=observers)
     if args.no_timing:
         result.trace = result.trace.drop(columns=[c for c in result.trace.columns if c in TIMING_COLUMNS])
+        result.compactions = result.compactions.drop(columns=[c for c in result.compactions if c in TIMING_COLUMNS])
         result.summary = {k: v for k, v in result.summary.items() if k not in TIMING_COLUMNS}
-    if out is not None:
-        result.write(out)
+    written = write_replay(result, out) if out is not None else {}
     if args.json:
         print(summary_json(result.summary))
     else:
         print(render_summary(result.summary))
         if out is not None:
-            print(f"trace written to {out} ({len(result.trace)} rows)")
+            others = ", ".join(p.name for name, p in written.items() if name != "trace")
+            print(f"trace written to {out} ({len(result.trace)} rows); beside it: {others}")
     return 0 if result.status == "ok" else 1
 
 

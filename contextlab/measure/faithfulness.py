@@ -7,14 +7,18 @@
 * **Status upgrades**: a summary sentence that reports an identifier as done (passed, fixed,
   completed, ...) while every source line naming that identifier reports it as failing or unfinished.
   A done-sentence without an identifier cannot be checked and is counted as *undetermined*.
+
+Text the engine adds to every summary whatever it summarises (the host's summary prefix names
+``MEMORY.md``) is cut out first: it is a template, not a claim about the source.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import ahocorasick
+import ahocorasick_rs
 
 from contextlab.measure.text import identifiers
 
@@ -29,6 +33,13 @@ _NOT_DONE = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
+def _done_names(sentence: str) -> list[str] | None:
+    """The identifiers a sentence reports as done ([] for none named), or None if it reports nothing done."""
+    if not _DONE.search(sentence) or _NOT_DONE.search(sentence):
+        return None
+    return [t for t in identifiers(sentence) if not _ENGINE_ID.match(t)]
+
+
 @dataclass
 class Faithfulness:
     """Findings for the summaries of one commit."""
@@ -39,27 +50,67 @@ class Faithfulness:
     undetermined: int = 0
 
 
-def check_summaries(summaries: list[str], source: str, verified: set[str] | None = None) -> Faithfulness:
+@dataclass
+class FaithfulnessMemo:
+    """What one run's commits share: iterative summaries repeat most sentences, and the history
+    they summarise keeps most lines, from one commit to the next.
+
+    Attributes:
+        verified: Identifiers found supported by an earlier commit (skips their search).
+        sentences: Per summary sentence, the identifiers it reports done (None: not a done-sentence).
+        lines: Per source line, whether it says done and whether it says not done.
+    """
+
+    verified: set[str] = field(default_factory=set)
+    sentences: dict[str, list[str] | None] = field(default_factory=dict)
+    lines: dict[str, tuple[bool, bool]] = field(default_factory=dict)
+
+
+def without_template(summary: str, template: Sequence[str]) -> str:
+    """``summary`` with every occurrence of the engine's fixed ``template`` texts cut out (longest
+    first; each becomes a line break, so the text around it does not join into one token)."""
+    for fixed in template:
+        if fixed in summary:
+            summary = summary.replace(fixed, "\n")
+    return summary
+
+
+def check_summaries(
+    summaries: list[str],
+    source: str,
+    verified: set[str] | None = None,
+    memo: FaithfulnessMemo | None = None,
+    template: Sequence[str] = (),
+) -> Faithfulness:
     """Check engine-written ``summaries`` against ``source`` (the text the engine summarised).
 
-    ``verified`` holds identifiers found supported by an earlier commit of the same run (iterative
-    summaries carry most of them over); it is extended in place and skips their search.
+    ``verified`` (or ``memo.verified``) holds identifiers found supported by an earlier commit of the
+    same run; it is extended in place. ``template`` is text the engine adds to every summary
+    whatever it summarises (:func:`contextlab.measure.template.template_texts`): it is no claim
+    about the source, so it is cut out before checking.
     """
     out = Faithfulness()
-    known = verified if verified is not None else set()
+    shared = memo if memo is not None else FaithfulnessMemo()
+    known = verified if verified is not None else shared.verified
+    sentences = shared.sentences
     claimed: dict[str, None] = {}
     done_sentences: list[tuple[str, list[str]]] = []
     for summary in summaries:
+        summary = without_template(summary, template)
         for token in identifiers(summary):
             if not _ENGINE_ID.match(token):
                 claimed.setdefault(token, None)
         for sentence in _SENTENCE.split(summary):
-            if _DONE.search(sentence) and not _NOT_DONE.search(sentence):
-                names = [t for t in identifiers(sentence) if not _ENGINE_ID.match(t)]
-                if names:
-                    done_sentences.append((sentence.strip()[:200], names))
-                else:
-                    out.undetermined += 1
+            if sentence in sentences:
+                names = sentences[sentence]
+            else:
+                names = sentences[sentence] = _done_names(sentence)
+            if names is None:
+                continue
+            if names:
+                done_sentences.append((sentence.strip()[:200], names))
+            else:
+                out.undetermined += 1
     out.identifiers = len(claimed)
     for token in claimed:
         if token in known:
@@ -72,13 +123,13 @@ def check_summaries(summaries: list[str], source: str, verified: set[str] | None
     if not named:
         return out
     # The status of the source lines around each identifier a done-sentence names.
-    automaton = ahocorasick.Automaton()
-    for token in named:
-        automaton.add_word(token, token)
-    automaton.make_automaton()
+    words = sorted(named)
+    automaton = ahocorasick_rs.AhoCorasick(words)
     status: dict[str, list[bool]] = {}  # token -> [seen_done, seen_not_done]
     line_status: dict[int, tuple[bool, bool]] = {}
-    for end, token in automaton.iter(source):
+    lines = shared.lines
+    for word, _start, stop_at in automaton.find_matches_as_indexes(source, overlapping=True):
+        token, end = words[word], stop_at - 1  # the index of the match's last character
         flags = status.setdefault(token, [False, False])
         if flags[0] and flags[1]:
             continue
@@ -87,7 +138,9 @@ def check_summaries(summaries: list[str], source: str, verified: set[str] | None
         if cached is None:
             stop = source.find("\n", end)
             line = source[start : stop if stop >= 0 else len(source)]
-            cached = (bool(_DONE.search(line)), bool(_NOT_DONE.search(line)))
+            cached = lines.get(line)
+            if cached is None:
+                cached = lines[line] = (bool(_DONE.search(line)), bool(_NOT_DONE.search(line)))
             line_status[start] = cached
         flags[0] = flags[0] or cached[0]
         flags[1] = flags[1] or cached[1]

@@ -22,8 +22,22 @@ MAX_DECISIONS = 200
 """Decisions kept (the first ones): a long session states hundreds; the probe needs a sample."""
 
 
-def mine_facts(messages: list[Message], targets: list[Target]) -> list[Target]:
-    """Facts for ``messages``, built from the already extracted ``targets`` (identifiers, artifacts)."""
+def decision_candidates(messages: list[Message]) -> list[tuple[int, str]]:
+    """``(transcript index, sentence)`` of the first :data:`MAX_DECISIONS` distinct decision sentences."""
+    seen: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if message.get("role") != "assistant" or len(seen) >= MAX_DECISIONS:
+            continue
+        for sentence in decision_sentences(content_text(message)):
+            if len(seen) >= MAX_DECISIONS:
+                break
+            seen.setdefault(sentence, index)
+    return [(index, sentence) for sentence, index in seen.items()]
+
+
+def mine_facts(messages: list[Message], targets: list[Target], decisions: list[tuple[int, str]]) -> list[Target]:
+    """Facts for ``messages``, built from the already extracted ``targets`` (identifiers, artifacts)
+    and the :func:`decision_candidates`."""
     facts: list[Target] = []
     for target in targets:
         if target.kind == "identifier" and target.origin == "tool":
@@ -55,17 +69,8 @@ def mine_facts(messages: list[Message], targets: list[Target]) -> list[Target]:
                     needed_later=bool(target.uses),
                 )
             )
-    seen: set[str] = set()
-    for index, message in enumerate(messages):
-        if message.get("role") != "assistant" or len(seen) >= MAX_DECISIONS:
-            continue
-        for sentence in decision_sentences(content_text(message)):
-            if sentence in seen or len(seen) >= MAX_DECISIONS:
-                continue
-            seen.add(sentence)
-            facts.append(
-                Target("fact", f"mined-decision:{index}:{len(seen)}", (sentence,), index, "assistant", "decision")
-            )
+    for number, (index, sentence) in enumerate(decisions, start=1):
+        facts.append(Target("fact", f"mined-decision:{index}:{number}", (sentence,), index, "assistant", "decision"))
     # Artifacts are keyed op:path; one file edited then created would otherwise count twice.
     unique: dict[str, Target] = {}
     for fact in facts:

@@ -17,15 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import ahocorasick
+import numpy as np
 import pandas as pd
 
 from contextlab import schema
 from contextlab.engine import Message
 from contextlab.host.observers import RequestView
-from contextlab.measure.faithfulness import check_summaries
+from contextlab.measure.faithfulness import FaithfulnessMemo, check_summaries
 from contextlab.measure.recovery import DEFAULT_K, Reach, RecoveryOracle
-from contextlab.measure.targets import KINDS, TargetSet, targets_for
+from contextlab.measure.scan import RowScans, TextIndex
+from contextlab.measure.targets import KINDS, TargetSet, scans_for, targets_for
+from contextlab.measure.template import template_texts
 from contextlab.measure.text import message_payload
 from contextlab.messages import content_text
 from contextlab.transcripts.model import Transcript
@@ -42,7 +44,6 @@ _KIND_COLUMN = {
     "artifact": "artifact_retention",
     "instruction": "instruction_retention",
 }
-_EMPTY: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -107,32 +108,27 @@ class MeasureProbe:
         self._targets = targets
         self._facts = [i for i, t in enumerate(targets) if t.kind == "fact"]
         self._has_facts = bool(self._facts)
-        groups: dict[Group, int] = {}
+        groups: dict[tuple[str, str, str], int] = {}
         self._groups_of: list[tuple[int, ...]] = []
         for target in targets:
-            keys = [Group(target.kind, "all", "all")]
-            if target.kind in ("fact", "artifact", "instruction"):
-                keys.append(Group(target.kind, "category", target.category))
-            if target.kind in ("fact", "identifier"):
-                keys.append(Group(target.kind, "origin", target.origin))
+            kind = target.kind
+            keys = [(kind, "all", "all")]
+            if kind in ("fact", "artifact", "instruction"):
+                keys.append((kind, "category", target.category))
+            if kind in ("fact", "identifier"):
+                keys.append((kind, "origin", target.origin))
             self._groups_of.append(tuple(groups.setdefault(k, len(groups)) for k in keys))
-        self._groups = list(groups)
+        self._groups = [Group(*key) for key in groups]
         self._all = {g.kind: i for i, g in enumerate(self._groups) if g.dimension == "all"}
         self._eligible_n = [0] * len(groups)
         self._present_n = [0] * len(groups)
         self._recoverable_n = [0] * len(groups)
-        self._automaton: Any = None
-        by_text: dict[str, list[int]] = {}
-        for i, target in enumerate(targets):
-            for text in target.texts:
-                if text:
-                    by_text.setdefault(text, []).append(i)
-        if by_text:
-            automaton = ahocorasick.Automaton()
-            for text, ids in by_text.items():
-                automaton.add_word(text, tuple(ids))
-            automaton.make_automaton()
-            self._automaton = automaton
+        if self.facts_only:
+            # Only the facts: a small index of their own (the shared scans are by full target list).
+            texts = [t.texts for t in targets]
+            self._scans = RowScans(TextIndex(list(dict.fromkeys(x for ts in texts for x in ts))), texts, [])
+        else:
+            self._scans = scans_for(transcript)
         self._order = sorted(range(len(targets)), key=lambda i: (targets[i].message_index, i))
         self._next = 0
         self._eligible = bytearray(len(targets))
@@ -156,7 +152,7 @@ class MeasureProbe:
         self._previous_history: Sequence[Message] = []
         self._previous_index = 0
         self._engine_texts: set[str] = set()
-        self._rows: list[tuple[Any, ...]] = []
+        self._snapshots: list[tuple[int, list[int], list[int], list[int]]] = []
         self._retentions: list[float] = []
         self._kind_sums: dict[str, list[float]] = {}
         self._task_checks = [0, 0]
@@ -166,9 +162,9 @@ class MeasureProbe:
         self._faith = {"summaries_checked": 0, "summary_identifiers": 0, "summary_unsupported_identifiers": 0}
         self._faith.update({"summary_status_upgrades": 0, "summary_status_undetermined": 0})
         self._faith_rows: list[dict[str, Any]] = []
-        self._verified: set[str] = set()
-        self._occurrences: dict[int, list[int]] = {}
-        self._visited = 0
+        self._faith_memo = FaithfulnessMemo()
+        self._template = template_texts(self._engine)
+        self._occurrences: dict[int, tuple[int, ...]] | None = None
         self._oracle: RecoveryOracle | None = None
         if self._engine is not None and self.recover and self._has_facts:
             oracle = RecoveryOracle(self._engine, self.k)
@@ -180,51 +176,41 @@ class MeasureProbe:
 
     # ------------------------------------------------------------------ per request
 
-    def _scan(self, message: Message) -> frozenset[int]:
-        return self._scan_text(message_payload(message))
-
     def _scan_text(self, payload: str) -> frozenset[int]:
-        """Every target with a text in ``payload``: one Aho-Corasick pass (overlaps included)."""
-        if self._automaton is None or not payload:
-            return _EMPTY
-        found: set[int] = set()
-        for _end, ids in self._automaton.iter(payload):
-            found.update(ids)
-        return frozenset(found) if found else _EMPTY
+        """Every target with a text in ``payload`` (one Aho-Corasick pass per distinct payload,
+        shared by the replays of the transcript; overlaps included)."""
+        return self._scans.find(payload)
 
     def observe(self, view: RequestView) -> dict[str, Any]:
         if not self._bound:
             return {}
         messages = view.messages
         ti = view.transcript_index if view.transcript_index >= 0 else len(self._transcript.messages)
-        fresh = self._visit_transcript(ti)
-        previous, previous_found = self._previous, self._previous_found
+        previous_found = self._previous_found
         keep = min(view.prefix_messages, len(previous_found))
         touched: dict[int, bool] = {}  # target -> was present before this request
         counts = self._counts
-        # Rows after the shared prefix that are only moved or re-cloned (a commit clones every row)
-        # keep their content string objects, whose hash CPython caches: reuse costs O(1) per row.
-        reuse: dict[str, frozenset[int]] = {}
-        for old, found in zip(previous[keep:], previous_found[keep:], strict=False):
-            reuse[message_payload(old)] = found
+        for found in previous_found[keep:]:
             for t in found:
                 touched.setdefault(t, counts[t] > 0)
                 counts[t] -= 1
-        found_list = previous_found[:keep]
+        committed = bool(self._previous_history) and (
+            not view.history or view.history[0] is not self._previous_history[0]
+        )
+        # The row list is edited in place (a copy per request is quadratic over a long session),
+        # except after a commit, whose diff needs the previous request's rows.
+        found_list = previous_found[:keep] if committed else previous_found
+        del found_list[keep:]
+        # Rows after the shared prefix are looked up by payload: a transcript row, or one seen
+        # earlier in the run (moved or re-cloned rows keep their string objects, whose hash CPython
+        # caches), costs O(1); only a payload new to the run is scanned.
         for message in messages[keep:]:
-            payload = message_payload(message)
-            hit = reuse.get(payload)
-            if hit is None:
-                hit = fresh.get(payload)
-            found = hit if hit is not None else self._scan_text(payload)
+            found = self._scan_text(message_payload(message))
             for t in found:
                 touched.setdefault(t, counts[t] > 0)
                 counts[t] += 1
             found_list.append(found)
 
-        committed = bool(self._previous_history) and (
-            not view.history or view.history[0] is not self._previous_history[0]
-        )
         recheck: list[int] = []
         for t, was in touched.items():
             now = counts[t] > 0
@@ -283,33 +269,16 @@ class MeasureProbe:
         self._previous_index = ti
         return row
 
-    def _visit_transcript(self, ti: int) -> dict[str, frozenset[int]]:
-        """Scan the transcript rows seen since the previous request (each once), recording where
-        targets recur (their uses, for ranking compaction diffs) and returning the scans by payload
-        so the same rows in the request are not scanned again."""
-        fresh: dict[str, frozenset[int]] = {}
-        if self._set.uses_ready or self.facts_only:
-            return fresh
-        transcript, targets, occurrences = self._transcript.messages, self._targets, self._occurrences
-        for index in range(self._visited, min(ti, len(transcript))):
-            payload = message_payload(transcript[index])
-            found = self._scan_text(payload)
-            fresh[payload] = found
-            for t in found:
-                if index > targets[t].message_index:
-                    occurrences.setdefault(t, []).append(index)
-        self._visited = max(self._visited, ti)
-        return fresh
-
-    def _uses(self, t: int) -> tuple[int, ...] | list[int]:
+    def _uses(self, t: int) -> tuple[int, ...]:
         target = self._targets[t]
         if self._set.uses_ready or target.kind == "fact":
             return target.uses
-        return self._occurrences.get(t, [])
+        if self._occurrences is None:
+            self._occurrences = self._scans.occurrences([other.message_index for other in self._targets])
+        return self._occurrences.get(t, ())
 
     def _item_rows(self) -> list[tuple[Any, ...]]:
         """Summarised and removed targets of each commit, with what later requests needed them."""
-        self._visit_transcript(len(self._transcript.messages))
         rows = []
         for request, t, outcome, ti in self._items:
             target = self._targets[t]
@@ -437,13 +406,37 @@ class MeasureProbe:
         return out
 
     def _record_groups(self, request: int) -> None:
-        for g, group in enumerate(self._groups):
-            eligible = self._eligible_n[g]
-            if eligible:
-                recoverable = self._recoverable_n[g] if group.kind == "fact" else 0
-                self._rows.append(
-                    (request, group.kind, group.dimension, group.value, eligible, self._present_n[g], recoverable)
-                )
+        # Three list copies per request; the long-form frame is built once, vectorised (frames()).
+        self._snapshots.append((request, self._eligible_n.copy(), self._present_n.copy(), self._recoverable_n.copy()))
+
+    def _probe_frame(self) -> pd.DataFrame:
+        """One row per request and group with eligible targets, request-major, groups in order."""
+        columns = ["request", "kind", "dimension", "group", "eligible", "in_context", "recoverable"]
+        snapshots = self._snapshots
+        if not snapshots or not self._groups:
+            return pd.DataFrame([], columns=columns)
+        eligible = np.array([s[1] for s in snapshots], dtype=np.int64)
+        mask = eligible > 0
+        if not mask.any():
+            return pd.DataFrame([], columns=columns)
+        rows, cols = np.nonzero(mask)  # row-major: request by request, groups in order
+        requests = np.array([s[0] for s in snapshots], dtype=np.int64)
+        present = np.array([s[2] for s in snapshots], dtype=np.int64)
+        recoverable = np.array([s[3] for s in snapshots], dtype=np.int64)
+        labels = {
+            name: np.array([getattr(g, attr) for g in self._groups], dtype=object)
+            for name, attr in (("kind", "kind"), ("dimension", "dimension"), ("group", "value"))
+        }
+        return pd.DataFrame(
+            {
+                "request": requests[rows],
+                **{name: values[cols] for name, values in labels.items()},
+                "eligible": eligible[mask],
+                "in_context": present[mask],
+                "recoverable": recoverable[mask],
+            },
+            columns=columns,
+        )
 
     # ------------------------------------------------------------------ commits
 
@@ -474,7 +467,7 @@ class MeasureProbe:
         # Targets that were in the previous request: kept, summarised (only in new rows) or removed.
         in_summary: set[int] = set()
         for text in summary_texts:
-            in_summary |= self._scan({"role": "assistant", "content": text})
+            in_summary |= self._scan_text(message_payload({"role": "assistant", "content": text}))
         before_present = {t for found in self._previous_found for t in found}
         tallies: dict[str, int] = {}
         ti = view.transcript_index
@@ -504,7 +497,7 @@ class MeasureProbe:
         )
         if written:
             source = "\n".join(message_payload(m) for m in (*before, *appended))
-            result = check_summaries(summary_texts, source, self._verified)
+            result = check_summaries(summary_texts, source, memo=self._faith_memo, template=self._template)
             self._faith["summaries_checked"] += len(written)
             self._faith["summary_identifiers"] += result.identifiers
             self._faith["summary_unsupported_identifiers"] += len(result.unsupported)
@@ -588,10 +581,7 @@ class MeasureProbe:
         if not self._bound or self.facts_only:
             return {}
         return {
-            "probes": pd.DataFrame(
-                self._rows,
-                columns=["request", "kind", "dimension", "group", "eligible", "in_context", "recoverable"],
-            ),
+            "probes": self._probe_frame(),
             "compaction_diff": pd.DataFrame(self._diff_rows, columns=DIFF_COLUMNS),
             "compaction_items": pd.DataFrame(self._item_rows(), columns=ITEM_COLUMNS).sort_values(
                 ["request", "needed_later", "later_uses", "kind", "key"],

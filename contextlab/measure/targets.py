@@ -4,8 +4,9 @@ A *target* is something the measurement layer checks for in every request: a gol
 an identifier, an error fingerprint, a file of the artifact trail, a user instruction or
 correction, or a user ask (the active task). Each has one or more literal *texts*; it is in context
 when any of them occurs in the request payload (``docs/metrics.md`` §Targets). Extraction is
-regular expressions over each transcript message once, plus one Aho-Corasick pass to find where
-each target recurs later (its *uses*); the result is cached per transcript object.
+regular expressions over each transcript message once, plus one Aho-Corasick pass over each to find
+where each target recurs later (its *uses*); the result, and that pass, are cached per transcript
+object.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import ahocorasick
-
 from contextlab.engine import Message
+from contextlab.measure.scan import RowScans, TextIndex
 from contextlab.measure.text import (
     constraint_sentences,
     error_lines,
+    forget_identifiers,
     identifiers,
     message_payload,
     task_text,
@@ -36,7 +37,7 @@ KINDS = ("fact", "identifier", "error", "artifact", "instruction", "task")
 _PATH_KEYS = ("path", "file", "file_path", "filename", "notebook_path", "target_file", "filepath")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Target:
     """One probe target.
 
@@ -72,21 +73,47 @@ class TargetSet:
     targets: tuple[Target, ...]
     facts_source: str
     uses_ready: bool = True
-    """False until the uses of non-fact targets are known (see :func:`with_uses`)."""
+    """False when only the facts' uses are filled in (gold facts carry their own; the uses of the
+    other targets are then :attr:`RowScans.occurrences <contextlab.measure.scan.RowScans>`)."""
 
 
-_CACHE: dict[int, tuple[weakref.ReferenceType[Transcript], int, TargetSet]] = {}
+@dataclass
+class _Entry:
+    ref: weakref.ReferenceType[Transcript]
+    n_messages: int
+    found: TargetSet
+    scans: RowScans
+
+
+_CACHE: dict[int, _Entry] = {}
 
 
 def targets_for(transcript: Transcript) -> TargetSet:
     """The transcript's targets, computed once per transcript object (and message count)."""
+    return _entry(transcript).found
+
+
+def scans_for(transcript: Transcript) -> RowScans:
+    """Which of :func:`targets_for`'s targets each transcript row contains (computed with them)."""
+    return _entry(transcript).scans
+
+
+def _entry(transcript: Transcript) -> _Entry:
     key = id(transcript)
     hit = _CACHE.get(key)
-    if hit is not None and hit[0]() is transcript and hit[1] == len(transcript.messages):
-        return hit[2]
-    found = build_targets(transcript)
-    _CACHE[key] = (weakref.ref(transcript, _evict(key)), len(transcript.messages), found)
-    return found
+    if hit is not None and hit.ref() is transcript and hit.n_messages == len(transcript.messages):
+        return hit
+    found, scans = _build(transcript)
+    entry = _Entry(weakref.ref(transcript, _evict(key)), len(transcript.messages), found, scans)
+    _CACHE[key] = entry
+    return entry
+
+
+def forget(transcript: Transcript) -> None:
+    """Drop every cached result about ``transcript``: the next :func:`targets_for` extracts its
+    targets as on first sight (benchmarks time that cold path)."""
+    _CACHE.pop(id(transcript), None)
+    forget_identifiers()
 
 
 def _evict(key: int) -> Callable[[weakref.ReferenceType[Transcript]], None]:
@@ -100,35 +127,59 @@ def _evict(key: int) -> Callable[[weakref.ReferenceType[Transcript]], None]:
 
 def build_targets(transcript: Transcript) -> TargetSet:
     """Extract every target of ``transcript`` (uncached; see :func:`targets_for`)."""
+    return _build(transcript)[0]
+
+
+def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
+    """The targets and where each occurs.
+
+    Every row's payload is rendered once. Mining needs the uses, so a mined set scans every row
+    here (each distinct payload once) and the scans answer the replays' lookups; a gold set leaves
+    the scanning to the replays (which send host-rendered rows, not always the transcript's bytes).
+    """
     messages = transcript.messages
+    payloads = [message_payload(m) for m in messages]
     raw: list[Target] = []
-    raw.extend(_identifier_targets(messages))
+    raw.extend(_identifier_targets(messages, payloads))
     raw.extend(_error_targets(messages))
     raw.extend(_artifact_targets(messages))
     raw.extend(_instruction_targets(messages))
     raw.extend(_task_targets(messages))
     if transcript.facts:
-        # Uses of the other targets only rank compaction diffs: found on the first commit, if any.
-        return TargetSet(tuple(_gold_facts(transcript) + raw), "gold", uses_ready=False)
-    occurrences = _occurrences(messages, raw)
+        # Uses of the other targets only rank compaction diffs: RowScans.occurrences, on demand.
+        targets = _gold_facts(transcript) + raw
+        index = TextIndex(list(dict.fromkeys(text for t in targets for text in t.texts)))
+        scans = RowScans(index, [t.texts for t in targets], payloads)
+        return TargetSet(tuple(targets), "gold", uses_ready=False), scans
+    from contextlab.measure.mining import decision_candidates, mine_facts
+
+    decisions = decision_candidates(messages)
+    texts = [text for t in raw for text in t.texts] + [sentence for _index, sentence in decisions]
+    index = TextIndex(list(dict.fromkeys(texts)))
+    row_ids = _find_each(index, payloads)
+    # User asks are needed by the turn they open, so they (and instructions) get no uses.
+    used = [() if t.kind in ("task", "instruction") else t.texts for t in raw]
+    uses_scan = RowScans(index, used, payloads)
+    uses_scan.seed(row_ids)
+    occurrences = uses_scan.occurrences([t.message_index for t in raw])
     with_found = [_with_uses(t, occurrences.get(i, ())) for i, t in enumerate(raw)]
-    from contextlab.measure.mining import mine_facts
+    facts = mine_facts(messages, with_found, decisions)
+    targets = facts + with_found
+    scans = RowScans(index, [t.texts for t in targets], payloads)
+    scans.seed(row_ids)
+    return TargetSet(tuple(targets), "mined" if facts else "none"), scans
 
-    facts = mine_facts(messages, with_found)
-    return TargetSet(tuple(facts + with_found), "mined" if facts else "none")
 
-
-def with_uses(transcript: Transcript, found: TargetSet) -> TargetSet:
-    """``found`` with the uses of every non-fact target filled in (same order), cached."""
-    if found.uses_ready:
-        return found
-    targets = list(found.targets)
-    occurrences = _occurrences(transcript.messages, targets)
-    done = TargetSet(tuple(_with_uses(t, occurrences.get(i, ())) for i, t in enumerate(targets)), found.facts_source)
-    hit = _CACHE.get(id(transcript))
-    if hit is not None and hit[0]() is transcript and hit[2] is found:
-        _CACHE[id(transcript)] = (hit[0], hit[1], done)
-    return done
+def _find_each(index: TextIndex, payloads: list[str]) -> list[set[int]]:
+    """``index.find`` of every payload, each distinct payload scanned once."""
+    done: dict[str, set[int]] = {}
+    out = []
+    for payload in payloads:
+        found = done.get(payload)
+        if found is None:
+            found = done[payload] = index.find(payload)
+        out.append(found)
+    return out
 
 
 def _origin(message: Message) -> str:
@@ -163,10 +214,14 @@ def _gold_facts(transcript: Transcript) -> list[Target]:
     return out
 
 
-def _identifier_targets(messages: list[Message]) -> Iterator[Target]:
+def _identifier_targets(messages: list[Message], payloads: list[str]) -> Iterator[Target]:
     seen: set[str] = set()
-    for index, message in enumerate(messages):
-        for token in identifiers(message_payload(message)):
+    done: set[str] = set()
+    for index, (message, payload) in enumerate(zip(messages, payloads, strict=True)):
+        if payload in done:
+            continue  # a repeated payload (a file read twice) has no identifier not already seen
+        done.add(payload)
+        for token in identifiers(payload):
             if token in seen:
                 continue
             seen.add(token)
@@ -178,10 +233,15 @@ def _identifier_targets(messages: list[Message]) -> Iterator[Target]:
 def _error_targets(messages: list[Message]) -> Iterator[Target]:
     exemplars: dict[str, list[str]] = {}
     first: dict[str, tuple[int, Message]] = {}
+    done: set[str] = set()
     for index, message in enumerate(messages):
         if message.get("role") != "tool":
             continue
-        for fingerprint, exemplar in error_lines(content_text(message)):
+        text = content_text(message)
+        if text in done:
+            continue  # a repeated output repeats fingerprints and exemplars already recorded
+        done.add(text)
+        for fingerprint, exemplar in error_lines(text):
             found = exemplars.setdefault(fingerprint, [])
             first.setdefault(fingerprint, (index, message))
             if exemplar not in found and len(found) < 4:
@@ -267,31 +327,6 @@ def _task_targets(messages: list[Message]) -> Iterator[Target]:
         text = task_text(content_text(message))
         if text:
             yield Target("task", f"u{index}", (text,), index, "user", "task")
-
-
-def _occurrences(messages: list[Message], targets: list[Target]) -> dict[int, tuple[int, ...]]:
-    """For every target, the later transcript indices whose payload contains one of its texts."""
-    automaton = ahocorasick.Automaton()
-    by_text: dict[str, list[int]] = {}
-    for i, target in enumerate(targets):
-        if target.kind in ("task", "instruction", "fact"):
-            continue  # user asks are needed by the turn they open; facts carry their own uses
-        for text in target.texts:
-            by_text.setdefault(text, []).append(i)
-    if not by_text:
-        return {}
-    for text, ids in by_text.items():
-        automaton.add_word(text, tuple(ids))
-    automaton.make_automaton()
-    found: dict[int, list[int]] = {}
-    for index, message in enumerate(messages):
-        hits: set[int] = set()
-        for _end, ids in automaton.iter(message_payload(message)):
-            hits.update(ids)
-        for i in hits:
-            if index > targets[i].message_index:
-                found.setdefault(i, []).append(index)
-    return {i: tuple(v) for i, v in found.items()}
 
 
 def _with_uses(target: Target, uses: tuple[int, ...]) -> Target:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from itertools import filterfalse
 
 from contextlab.engine import Message
 from contextlab.engines.summarizers.extractive import error_fingerprint  # one fingerprint rule for engines and probes
@@ -42,7 +43,10 @@ def message_payload(message: Message) -> str:
 # file names, ALL-CAPS codes with digits (ticket ids, error codes), and backticked tokens. Candidates
 # are found by one character-class scan (C speed, no backtracking) and classified by one full match:
 # a single alternation with lookaheads over the whole text is ~20x slower.
-_CANDIDATE = re.compile(r"[\w./:#@+~-]{5,}")
+_CANDIDATE_CLASS = r"[\w./:#@+~-]{5,}"
+_CANDIDATE = re.compile(_CANDIDATE_CLASS)
+_CANDIDATE_ASCII = re.compile(_CANDIDATE_CLASS, re.ASCII)
+"""The same scan for ASCII text (equal results there; a table lookup instead of a Unicode check)."""
 _MARK = re.compile(r"[\d/.#-]")
 _IDENTIFIER = re.compile(
     r"https?://[^\s<>\"'`)\]]+"
@@ -59,41 +63,126 @@ _BACKTICKED = re.compile(r"`([^`\s]{5,80})`")
 MIN_IDENTIFIER_CHARS = 5
 """Shorter tokens (``a.py``, ``#12``) occur by chance too often to say anything about retention."""
 
+_URL = "://"
+_UNSEEN = ""  # never an identifier (those have at least 5 characters)
+_CLASSIFIED: dict[str, str | None] = {}
+"""Candidate -> identifier (or None): the verdict depends on the candidate alone (URLs aside, which
+are completed from their text), and a session repeats the same few thousand candidates."""
+_RUNS: dict[bytes, str | None] = {}
+"""The same verdicts for :func:`_ascii_identifiers`, by byte run (short runs included, as None)."""
+_MEMO_MAX = 200_000
+_RUN_BREAK = bytes(c for c in range(128) if not (chr(c).isalnum() or chr(c) in "_./:#@+~-"))
+_ASCII_MARKS = frozenset(b"0123456789/.#-")
+_TO_SPACE = bytes.maketrans(_RUN_BREAK, b" " * len(_RUN_BREAK))
+"""ASCII bytes outside the candidate class become spaces, so ``bytes.split`` yields the class runs."""
+
+
+def forget_identifiers() -> None:
+    """Empty the candidate verdict memos (what :func:`identifiers` has learnt from earlier texts)."""
+    _CLASSIFIED.clear()
+    _RUNS.clear()
+
+
+def _classify(raw: str) -> str | None:
+    token = raw.rstrip(".,:;-")
+    if len(token) < MIN_IDENTIFIER_CHARS or _MARK.search(token) is None:
+        return None
+    if _URL in token:
+        return token  # completed against the text by the caller
+    return token if _IDENTIFIER.fullmatch(token) is not None else None
+
 
 def identifiers(text: str) -> list[str]:
     """Identifier-like tokens of ``text``, in order of first occurrence, without duplicates."""
     if not text:
         return []
-    seen: dict[str, None] = {}
-    full = _IDENTIFIER.fullmatch
-    mark = _MARK.search
-    for raw in _CANDIDATE.findall(text):
-        token = raw.rstrip(".,:;-")
-        if token in seen or len(token) < MIN_IDENTIFIER_CHARS or mark(token) is None:
-            continue
-        if "://" in token:
-            start = text.find(token)
-            url = _IDENTIFIER.match(text, start) if start >= 0 else None
-            token = url.group(0).rstrip(".,:;") if url else token
-        if full(token) is not None:
-            seen[token] = None
+    ascii_plain = text.isascii() and _URL not in text
+    found = _ascii_identifiers(text) if ascii_plain else _scanned_identifiers(text)
     if "`" in text:
         for match in _BACKTICKED.finditer(text):
             token = match.group(1).strip()
             if len(token) >= MIN_IDENTIFIER_CHARS:
-                seen.setdefault(token, None)
-    return list(seen)
+                found.setdefault(token, None)
+    return list(found)
+
+
+def _ascii_identifiers(text: str) -> dict[str, None]:
+    """The candidate scan of :func:`_scanned_identifiers` for ASCII text without URLs, at C speed:
+    one byte translation and split give the class runs, ``filterfalse`` the ones never seen, and a
+    ``map`` over the memo the verdicts in order (no Python step per known run)."""
+    runs = text.encode("ascii").translate(_TO_SPACE).split()
+    memo = _RUNS
+    if len(memo) > _MEMO_MAX:
+        memo.clear()
+    for raw in list(filterfalse(memo.__contains__, runs)):
+        if raw in memo:
+            continue  # a run repeated within this text
+        # Most runs are words: no mark character (ASCII digits or /.#-, what _MARK matches in ASCII).
+        if len(raw) < MIN_IDENTIFIER_CHARS or _ASCII_MARKS.isdisjoint(raw):
+            memo[raw] = None
+        else:
+            memo[raw] = _classify(raw.decode("ascii"))
+    return dict.fromkeys(filter(None, map(memo.__getitem__, runs)))
+
+
+def _scanned_identifiers(text: str) -> dict[str, None]:
+    seen: dict[str, None] = {}
+    classified = _CLASSIFIED
+    if len(classified) > _MEMO_MAX:
+        classified.clear()
+    scan = _CANDIDATE_ASCII if text.isascii() else _CANDIDATE
+    # Each distinct candidate once, in order of first occurrence (a tool output repeats its paths).
+    for raw in dict.fromkeys(scan.findall(text)):
+        token = classified.get(raw, _UNSEEN)
+        if token == _UNSEEN:
+            token = classified[raw] = _classify(raw)
+        if token is None or token in seen:
+            continue
+        if _URL in token:
+            start = text.find(token)
+            url = _IDENTIFIER.match(text, start) if start >= 0 else None
+            token = url.group(0).rstrip(".,:;") if url else token
+            if _IDENTIFIER.fullmatch(token) is None:
+                continue
+        seen[token] = None
+    return seen
 
 
 _ERROR_LINE = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|PANIC|FAIL(?:ED|URE)?|Traceback|Exception|Error:)")
+_ERROR_WORD = re.compile(r"ERROR|FATAL|CRITICAL|PANIC|FAIL|Traceback|Exception|Error:")
+"""``_ERROR_LINE`` without the leading word boundary: a plain alternation Python's regex engine scans
+several times faster; the boundary is checked on each hit."""
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Line breaks ``str.splitlines`` honours besides ``\\n``."""
 EXEMPLAR_CHARS = 100
 """An error exemplar is the line's first 100 characters: summaries quote error lines cut at 120-160."""
 
 
 def error_lines(text: str) -> Iterator[tuple[str, str]]:
-    """``(fingerprint, exemplar)`` for every error line of a tool output."""
-    if not text or _ERROR_LINE.search(text) is None:
+    """``(fingerprint, exemplar)`` for every error line of a tool output (each line once, in order)."""
+    if not text:
         return
+    line_end = -1
+    for hit in _ERROR_WORD.finditer(text):
+        at = hit.start()
+        if at < line_end:
+            continue  # this line is already reported
+        if at:
+            before = text[at - 1]
+            if before.isalnum() or before == "_":
+                continue  # no word boundary: the same test as ``\b`` in _ERROR_LINE
+        if line_end < 0 and _OTHER_BREAKS.search(text) is not None:
+            yield from _error_lines_by_splitlines(text)  # rare: find lines exactly as splitlines does
+            return
+        start = text.rfind("\n", 0, at) + 1
+        stop = text.find("\n", at)
+        line_end = stop if stop >= 0 else len(text)
+        exemplar = text[start:line_end].strip()[:EXEMPLAR_CHARS].strip()
+        if len(exemplar) >= 8:
+            yield error_fingerprint(exemplar), exemplar
+
+
+def _error_lines_by_splitlines(text: str) -> Iterator[tuple[str, str]]:
     for line in text.splitlines():
         if _ERROR_LINE.search(line) is None:
             continue

@@ -45,3 +45,32 @@ def test_constraint_sentences_tag_corrections() -> None:
 def test_fact_key_prefers_an_identifier_then_long_words() -> None:
     assert fact_key("the deploy key is KEY-7781") == ("KEY\\-7781", "regex")
     assert fact_key("add retry with backoff") == ("backoff retry with", "fts")
+
+
+def test_the_fast_ascii_path_equals_the_regex_scan() -> None:
+    # identifiers() splits ASCII text without URLs on bytes; the regex scan handles the rest.
+    from contextlab.measure.text import _ascii_identifiers, _scanned_identifiers, forget_identifiers
+
+    texts = [
+        "run pytest tests/unit/test_x.py::test_y -k v2.0.1 (see PROJ-12a3) and ./scripts/run.sh.",
+        "hash=deadbeef1234, ref #4521; path a/b/c/d, words-only and trailing-dash- ok.",
+        "tabs\tsrc/x.py\tv10.2.33-rc1\n/etc/hosts: ORB-E-9327!",
+    ]
+    for text in texts:
+        forget_identifiers()
+        fast = list(_ascii_identifiers(text))
+        forget_identifiers()
+        assert fast == list(_scanned_identifiers(text)), text
+        assert fast == list(_ascii_identifiers(text))  # the verdict memo gives the same answer
+
+
+def test_error_lines_follow_splitlines_and_word_boundaries() -> None:
+    text = "xERROR glued\n_FATAL glued\nok FATAL: disk full\r\nTraceback (most recent call last):\u2028Error: bad x"
+    assert [e for _, e in error_lines(text)] == [
+        "ok FATAL: disk full",
+        "Traceback (most recent call last):",
+        "Error: bad x",
+    ]
+    assert [e for _, e in error_lines("ERROR: one and ERROR: two on a line\nno error here")] == [
+        "ERROR: one and ERROR: two on a line"
+    ]

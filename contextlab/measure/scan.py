@@ -1,0 +1,114 @@
+"""Finding probe targets in text: one Aho-Corasick pass per distinct payload (``docs/metrics.md`` §Cost).
+
+:class:`TextIndex` answers "which of these literal texts occur in this payload" (overlapping
+occurrences included, so a path and the file name inside it are both found). :class:`RowScans`
+holds the answer, by target, for every payload seen (transcript rows and what replays send), shared
+by every replay of that parsed transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ahocorasick_rs
+
+_EMPTY: frozenset[int] = frozenset()
+
+
+class TextIndex:
+    """An automaton over literal ``texts``; :meth:`find` gives the positions (in ``texts``) of those
+    occurring in a payload. Empty texts never occur."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = list(texts)
+        # Matches come back as the stored pattern objects (no tuple per match), mapped to positions.
+        self._position = {text: i for i, text in enumerate(self.texts) if text}
+        words = list(self._position)
+        self._automaton = ahocorasick_rs.AhoCorasick(words, store_patterns=True) if words else None
+
+    def find(self, payload: str) -> set[int]:
+        """Positions of the texts that occur in ``payload``."""
+        if self._automaton is None or not payload:
+            return set()
+        matches = self._automaton.find_matches_as_strings(payload, overlapping=True)
+        return set(map(self._position.__getitem__, set(matches))) if matches else set()
+
+
+def targets_in(text_ids: set[int], targets_of_text: Sequence[tuple[int, ...]]) -> frozenset[int]:
+    """The targets owning any of ``text_ids``."""
+    if not text_ids:
+        return _EMPTY
+    if len(text_ids) == 1:
+        return frozenset(targets_of_text[next(iter(text_ids))])
+    found: set[int] = set()
+    for i in text_ids:
+        found.update(targets_of_text[i])
+    return frozenset(found)
+
+
+MEMO_PAYLOADS = 50_000
+"""Distinct payloads whose answer a :class:`RowScans` keeps (host-rendered and engine-written rows
+of every replay of the transcript; beyond this, new payloads are scanned every time)."""
+
+
+class RowScans:
+    """Which targets each payload contains: transcript rows, and any payload a replay sends.
+
+    Every distinct payload is scanned once and its answer kept, so the replays of one parsed
+    transcript (a sweep's engines) share the work; the transcript's own rows are scanned only when
+    :meth:`rows` is first needed (mining, or ranking a compaction diff by later uses).
+
+    Args:
+        index: Automaton over every target text (and, while mining, candidate fact texts).
+        target_texts: The texts of each target, in target order.
+        payloads: The transcript rows' payloads, in row order.
+    """
+
+    def __init__(self, index: TextIndex, target_texts: Sequence[Sequence[str]], payloads: Sequence[str]) -> None:
+        position = {text: i for i, text in enumerate(index.texts)}
+        owners: list[list[int]] = [[] for _ in index.texts]
+        for t, texts in enumerate(target_texts):
+            for text in dict.fromkeys(texts):
+                if text:
+                    owners[position[text]].append(t)
+        self.index = index
+        self.targets_of_text = [tuple(o) for o in owners]
+        self.payloads = list(payloads)
+        self._memo: dict[str, frozenset[int]] = {}
+        self._rows: list[frozenset[int]] | None = None
+        self._occurrences: dict[int, tuple[int, ...]] | None = None
+
+    def seed(self, row_text_ids: Sequence[set[int]]) -> None:
+        """Take the rows' answers from an earlier pass of ``index`` (text positions per row)."""
+        self._rows = [targets_in(ids, self.targets_of_text) for ids in row_text_ids]
+        for payload, found in zip(self.payloads, self._rows, strict=True):
+            self._memo.setdefault(payload, found)
+
+    def find(self, payload: str) -> frozenset[int]:
+        """Targets whose text occurs in ``payload`` (scanned on first sight, then looked up)."""
+        found = self._memo.get(payload)
+        if found is None:
+            found = targets_in(self.index.find(payload), self.targets_of_text)
+            if len(self._memo) < MEMO_PAYLOADS:
+                self._memo[payload] = found
+        return found
+
+    def rows(self) -> list[frozenset[int]]:
+        """Targets found in each transcript row."""
+        if self._rows is None:
+            self._rows = [self.find(payload) for payload in self.payloads]
+        return self._rows
+
+    def occurrences(self, message_index: Sequence[int]) -> dict[int, tuple[int, ...]]:
+        """For every target, the transcript rows after its own (``message_index[t]``) that contain it.
+
+        Computed once (the targets of a scan are fixed): every replay of the transcript reuses it."""
+        if self._occurrences is not None:
+            return self._occurrences
+        found: dict[int, list[int]] = {}
+        for row, targets in enumerate(self.rows()):
+            for t in targets:
+                if row > message_index[t]:
+                    found.setdefault(t, []).append(row)
+        self._occurrences = {t: tuple(rows) for t, rows in found.items()}
+        return self._occurrences
