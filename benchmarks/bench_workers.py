@@ -54,6 +54,7 @@ def main() -> None:
     settings, observers = settings_from(config), observers_from(config)
     load_before = os.getloadavg()[0]
     rows, per_engine, reference, baseline = [], None, None, 0.0
+    cells: pd.Series | None = None
     for workers in (1, args.workers):
         started, cpu_started = time.perf_counter(), _cpu_s()
         result = bench(
@@ -70,6 +71,7 @@ def main() -> None:
             per_engine["requests_per_s"] = (per_engine["requests"] / per_engine["wall_s"]).round(1)
             per_engine["wall_s"] = per_engine["wall_s"].round(2)
             peak = _peak_mb(resource.RUSAGE_SELF)
+            cells = result.summaries["wall_s"]
         else:
             pd.testing.assert_frame_equal(_untimed(reference.trace), _untimed(result.trace))
             pd.testing.assert_frame_equal(_untimed(reference.summaries), _untimed(result.summaries))
@@ -82,7 +84,7 @@ def main() -> None:
                 "requests": len(result.trace),
                 "wall_s": round(wall, 1),
                 # what the run would take with its cores to itself (a loaded machine inflates wall_s)
-                "cpu_s": round(cpu, 1),
+                "cpu_s": round(cpu, 2),
                 "runs_per_s": round(runs / wall, 2),
                 "speedup_vs_1": round(baseline / wall, 2),
                 "peak_mb_per_worker": round(peak),
@@ -93,6 +95,24 @@ def main() -> None:
         f"{len(transcripts)} transcripts x {len(config.engines)} engines x {config.grid}"
     )
     print("frames identical across worker counts: yes")
+    if cells is not None:
+        # The bound a perfect schedule meets with N idle cores: the longest cell, or the total spread
+        # evenly. It comes from one run's own cell times, so it does not depend on the machine's load.
+        total, longest = float(cells.sum()), float(cells.max())
+        bound = max(longest, total / args.workers)
+        print(
+            f"cells on 1 worker: total {total:.1f} s, longest {longest:.1f} s; critical-path bound for "
+            f"{args.workers} workers {bound:.1f} s, i.e. at most {total / bound:.2f}x; "
+            f"pool overhead: {rows[-1]['cpu_s'] - rows[0]['cpu_s']:+.1f} CPU-s over 1 worker"
+        )
+        # On idle cores the pool takes at least its CPU time spread over the workers, and at least its
+        # longest cell (scaled from wall to CPU with the 1-worker run's own ratio).
+        cpu_1, cpu_n = rows[0]["cpu_s"], rows[-1]["cpu_s"]
+        longest_cpu = longest * cpu_1 / max(total, 1e-9)
+        print(
+            f"expected on {args.workers} idle cores (from CPU time, load-independent): "
+            f"{cpu_1 / max(cpu_n / args.workers, longest_cpu):.2f}x"
+        )
     print(per_engine.to_string() if per_engine is not None else "")
     print(pd.DataFrame(rows).to_string(index=False))
 

@@ -7,10 +7,10 @@ them by content: a replay computes the wire form of each distinct message once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
-import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -68,6 +68,8 @@ def content_text(message: Message) -> str:
 def tool_calls(message: Message) -> list[dict[str, Any]]:
     """The ``tool_calls`` of an assistant message (empty list when absent or malformed)."""
     calls = message.get("tool_calls")
+    if not calls:  # most rows: no list to filter
+        return []
     return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 
 
@@ -110,10 +112,11 @@ def clone_messages(messages: Iterable[Message]) -> list[Message]:
 
 
 def _clone(value: Any) -> Any:
+    # Leaves (strings, numbers) are shared without a call per value: most of a message's values are.
     if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
+        return {k: _clone(v) if isinstance(v, dict | list) else v for k, v in value.items()}
     if isinstance(value, list):
-        return [_clone(v) for v in value]
+        return [_clone(v) if isinstance(v, dict | list) else v for v in value]
     return value
 
 
@@ -127,7 +130,15 @@ class UidMinter:
         self._rng = random.Random(f"contextlab-uid-{seed}")
 
     def new(self) -> str:
-        return uuid.UUID(int=self._rng.getrandbits(128), version=4).hex
+        # What ``uuid.UUID(int=n, version=4).hex`` gives, without building a UUID object per row.
+        n = self._rng.getrandbits(128)
+        n = (n & _UUID4_CLEAR) | _UUID4_SET
+        return f"{n:032x}"
+
+
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+"""The RFC 4122 variant and version-4 bits (as ``uuid.UUID(..., version=4)`` sets them)."""
 
 
 def deterministic_tool_call_id(name: str, arguments: str, index: int) -> str:
@@ -326,13 +337,20 @@ def _canonical_call(call: dict[str, Any]) -> dict[str, Any]:
     args = fn.get("arguments")
     if not isinstance(args, str):
         return call
-    try:
-        canonical = json.dumps(json.loads(args), sort_keys=True, ensure_ascii=False)
-    except (ValueError, TypeError):
-        return call
-    if canonical == args:
+    canonical = _canonical_arguments(args)
+    if canonical is None or canonical == args:
         return call
     return {**call, "function": {**fn, "arguments": canonical}}
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_arguments(args: str) -> str | None:
+    """Sorted-key JSON of a call's argument string (None: not JSON). Cached: the same arguments recur
+    (the same file read, a repeated command) and a parse plus a dump costs more than the lookup."""
+    try:
+        return json.dumps(json.loads(args), sort_keys=True, ensure_ascii=False)
+    except (ValueError, TypeError):
+        return None
 
 
 def _strip_surrogates(text: str) -> str:

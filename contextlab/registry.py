@@ -277,6 +277,19 @@ class Registry(Mapping[str, T]):
                 self._entries[ep.name] = Entry(ep.name, ep.value, "", "entry_point")
 
 
+def subclass_of(base: type, kind: str) -> Callable[[Any, str], Any]:
+    """A ``convert`` for registries of classes: the loaded object must be a subclass of ``base``
+    (a :class:`ConfigError` naming the ``kind`` and the entry otherwise)."""
+
+    # ``base`` is often abstract, which ``type[T]`` would refuse: the registry's own type says T.
+    def check(obj: Any, name: str) -> Any:
+        if not (isinstance(obj, type) and issubclass(obj, base)):
+            raise ConfigError(f"{kind} {name!r}: {obj!r} is not a {base.__name__} subclass")
+        return obj
+
+    return check
+
+
 def mapping_of_targets(registry: Registry[Any]) -> dict[str, str]:
     """``name → module:attr`` of a registry's lazy entries (the shape of the older public tables)."""
     return {e.name: e.target for e in registry.entries() if e.target}

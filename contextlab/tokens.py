@@ -172,6 +172,11 @@ class RoughCounter:
     def messages(self, messages: list[Message]) -> int:
         return sum(self.message(m) for m in messages)
 
+    @staticmethod
+    def estimate(message: Message) -> int:
+        """The estimate of one message without the memo (for a caller that keeps it next to the row)."""
+        return estimate_message_tokens_rough(message)
+
     def request(self, messages: list[Message], system_prompt: str | None, tools: list[dict[str, Any]]) -> int:
         """``estimate_request_tokens_rough``: system prompt + messages + tools."""
         return estimate_tokens_rough(system_prompt or "") + self.messages(messages) + estimate_tools_tokens_rough(tools)
@@ -298,6 +303,11 @@ class ExactCounter:
             hit = self._count_message(message)
             self._message_memo[key] = hit
         return hit
+
+    def count_message(self, message: Message) -> int:
+        """Tokens of one wire message without the per-message memo (its texts still hit the text
+        memo): for a caller that keeps the result next to the message itself."""
+        return self._count_message(message)
 
     def _count_message(self, message: Message) -> int:
         total = TOKENS_PER_MESSAGE + self.text(str(message.get("role", "")))

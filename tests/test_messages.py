@@ -70,6 +70,16 @@ def test_uids_are_32_hex_and_deterministic_under_a_seed() -> None:
     assert len(set(first)) == 3
 
 
+def test_uids_are_the_uuid4_hex_of_the_seeded_stream() -> None:
+    import random
+    import uuid
+
+    rng = random.Random("contextlab-uid-3")
+    expected = [uuid.UUID(int=rng.getrandbits(128), version=4).hex for _ in range(500)]
+    minter = UidMinter(3)
+    assert [minter.new() for _ in range(500)] == expected
+
+
 def test_deterministic_tool_call_id_matches_the_host_rule() -> None:
     expected = "call_" + hashlib.sha256(b"read_file:{}:0").hexdigest()[:12]
     assert deterministic_tool_call_id("read_file", "{}", 0) == expected

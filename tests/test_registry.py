@@ -211,3 +211,14 @@ def test_a_class_spec_is_labelled_the_same_when_it_fails() -> None:
     assert result.summaries["status"].tolist() == ["ok", "failed", "failed"]
     # before, the run that failed to start was labelled 'FlakyEngine' and the others 'flaky-reported'
     assert result.summaries["engine"].tolist() == ["flaky-reported"] * 3
+
+
+def test_class_registries_refuse_what_is_not_their_subclass() -> None:
+    from contextlab.cache.policies import POLICIES
+    from contextlab.cache.profiles import PROFILES
+
+    for registry, kind in ((PROFILES, "cache provider"), (POLICIES, "cache policy")):
+        probe = Registry[Any](kind, convert=registry._convert)
+        probe.register("wrong", loader=lambda: dict)
+        with pytest.raises(ConfigError, match=rf"^{kind} 'wrong': <class 'dict'> is not a \w+ subclass$"):
+            probe.lookup("wrong")

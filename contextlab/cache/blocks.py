@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 from contextlab.engine import Message
 from contextlab.messages import freeze, tool_calls
 
-SECTIONS = ("tools", "system", "messages")
 RUN_KINDS = frozenset({"tool_use", "tool_result"})
 """Kinds whose consecutive runs count as one lookback position (caching.md A6)."""
 _HASH_SIZE = 16
@@ -105,14 +104,6 @@ class RenderedRequest:
 
     def __len__(self) -> int:
         return len(self.blocks)
-
-    def images_through(self, count: int) -> bool:
-        """Whether an image is among the first ``count`` blocks."""
-        return 0 <= self.first_image < count
-
-    def tokens_through(self, index: int) -> int:
-        """Tokens of the prefix ending at block ``index`` (0 for ``index < 0``)."""
-        return self.cum_tokens[index] if index >= 0 else 0
 
 
 def _digest(*parts: bytes) -> bytes:

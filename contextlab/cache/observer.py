@@ -51,7 +51,6 @@ class CacheObserver:
             from contextlab.errors import ConfigError
 
             raise ConfigError("CacheObserver needs at least one provider profile")
-        self._specs = specs
         self.profiles = [make_profile(s) for s in specs]
         self.policy = make_policy(policy)
         self.prices = prices or load_prices()

@@ -17,7 +17,7 @@ from contextlab.cache.profiles import Marker
 from contextlab.engine import Message
 from contextlab.errors import ConfigError
 from contextlab.messages import content_text, tool_calls
-from contextlab.registry import Registry
+from contextlab.registry import Registry, subclass_of
 
 MAX_MARKERS = 4
 
@@ -267,14 +267,8 @@ class RollingAnchor(Policy):
         return self._mark(blocks)
 
 
-def _policy_class(obj: Any, name: str) -> type[Policy]:
-    if not (isinstance(obj, type) and issubclass(obj, Policy)):
-        raise ConfigError(f"cache policy {name!r}: {obj!r} is not a Policy subclass")
-    return obj
-
-
 POLICIES: Registry[type[Policy]] = Registry(
-    "cache policy", entry_points="contextlab.cache_policies", convert=_policy_class
+    "cache policy", entry_points="contextlab.cache_policies", convert=subclass_of(Policy, "cache policy")
 )
 """Policy name → class (a mapping; the ``contextlab.cache_policies`` entry points add more)."""
 for _cls in (NoCaching, Automatic, SystemOnly, SystemAnd3, HermesCurrent, ClaudeCodeLike, RollingAnchor):

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from contextlab.cache.blocks import RenderedRequest
 from contextlab.cache.store import CacheStore
 from contextlab.errors import ConfigError
-from contextlab.registry import Registry, mapping_of_targets
+from contextlab.registry import Registry, mapping_of_targets, subclass_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,14 +152,8 @@ def longest_readable_prefix(store: CacheStore, request: RenderedRequest, t: floa
     return low - 1
 
 
-def _profile_class(obj: Any, name: str) -> type[CacheProfile]:
-    if not (isinstance(obj, type) and issubclass(obj, CacheProfile)):
-        raise ConfigError(f"cache provider {name!r}: {obj!r} is not a CacheProfile subclass")
-    return obj
-
-
 PROFILES: Registry[type[CacheProfile]] = Registry(
-    "cache provider", entry_points="contextlab.cache_providers", convert=_profile_class
+    "cache provider", entry_points="contextlab.cache_providers", convert=subclass_of(CacheProfile, "cache provider")
 )
 """Provider name → profile class (lazy ``module:attr``; the ``contextlab.cache_providers`` entry points too)."""
 for _name, _target in (

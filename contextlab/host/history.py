@@ -11,15 +11,59 @@ history drops (a compaction) takes its results with it (``docs/performance.md``)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, overload
 
 from contextlab.engine import Message
 from contextlab.host.memo import MessageMemo
-from contextlab.host.sanitized import IncrementalSanitizer
+from contextlab.host.sanitized import Emitted, IncrementalSanitizer
 from contextlab.messages import StructureTracker, clone_messages
 
 if TYPE_CHECKING:
     from contextlab.host.views import EngineViews
+
+
+class HistorySnapshot(Sequence[Message]):
+    """The history as it was when taken, without copying it: the history's list only grows between
+    replacements (a replacement starts a new list), so its first ``len`` rows never change."""
+
+    __slots__ = ("_n", "_rows")
+
+    def __init__(self, rows: list[Message], n: int) -> None:
+        self._rows = rows
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return self._rows[: self._n][index]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("history snapshot index out of range")
+        return self._rows[index]
+
+    def __iter__(self) -> Iterator[Message]:
+        return islice(self._rows, self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=False))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable rows: not hashable, like a list
+
+    def __repr__(self) -> str:
+        return f"HistorySnapshot({self[:]!r})"
 
 
 class WorkingHistory:
@@ -56,6 +100,10 @@ class WorkingHistory:
         """The rows, for a read that keeps no reference (does not make the next append copy the list)."""
         return self._rows
 
+    def snapshot(self) -> HistorySnapshot:
+        """The rows as they are now, in O(1) (later appends do not show in it, and are not copied)."""
+        return HistorySnapshot(self._rows, len(self._rows))
+
     @property
     def rows(self) -> list[Message]:
         """The rows (treat as read-only; the list is never changed after it is handed out)."""
@@ -76,6 +124,8 @@ class WorkingHistory:
         self.exact: list[int] = []
         self._rough: list[int] = []
         self._rough_cumulative: list[int] = [0]
+        self.exact_total = 0
+        """Exact tokens of all rows' wire forms."""
         self._index: dict[int, int] = {}
         self.structure = StructureTracker()
         self._sanitizer: IncrementalSanitizer | None = None
@@ -92,10 +142,14 @@ class WorkingHistory:
     def _add(self, row: Message, wire: Message | None = None, exact: int = -1, rough: int = -1) -> None:
         if wire is None:
             wire, exact, rough = self._memo.row(row)
+        self._keep(row, wire, exact, rough)
+
+    def _keep(self, row: Message, wire: Message, exact: int, rough: int) -> None:
         self._index[id(row)] = len(self.wires)
         self.wires.append(wire)
         self.exact.append(exact)
         self._rough.append(rough)
+        self.exact_total += exact
         # The host estimates the request it is about to send, so the rough figures are of wire forms.
         self._rough_cumulative.append(self._rough_cumulative[-1] + rough)
         self.structure.feed(row)
@@ -109,8 +163,9 @@ class WorkingHistory:
             self._rows = list(self._rows)
             self._shared = False
         self._rows.extend(clones)
+        fresh = self._memo.fresh_row  # its results live in the parallel lists: no content-keyed memo
         for row in clones:
-            self._add(row)
+            self._keep(row, *fresh(row))
         return clones
 
     def __len__(self) -> int:
@@ -134,9 +189,8 @@ class WorkingHistory:
         """The rough estimate of the rows from ``index`` on (rows appended since a usage anchor)."""
         return self._rough_cumulative[-1] - self._rough_cumulative[min(index, len(self._rows))]
 
-    def sanitized(self, prefix_tokens: list[int]) -> tuple[list[Message], list[int], list[int], int]:
-        """The sanitized request over system + rows, kept up to date incrementally: messages, exact
-        and rough tokens, and how many leading messages are unchanged objects since the last call."""
+    def sanitized(self, prefix_tokens: list[int]) -> Emitted:
+        """The sanitized request over system + rows, kept up to date incrementally."""
         sanitizer = self._sanitizer
         if sanitizer is None:
             memo = self._memo

@@ -34,6 +34,13 @@ class MessageMemo:
             self._rows[key] = hit
         return hit
 
+    def fresh_row(self, message: Message) -> tuple[Message, int, int]:
+        """What :meth:`row` gives, without the content-keyed lookups (three content hashes per row):
+        for a row whose results are kept next to it (a newly appended history row). Its texts still
+        hit the tokenizer's text memo."""
+        wire = wire_message(message)
+        return wire, self.exact_counter.count_message(wire), self.rough_counter.estimate(wire)
+
     def wire(self, message: Message) -> Message:
         """The wire form of a message (one stable object per distinct content)."""
         return self.row(message)[0]

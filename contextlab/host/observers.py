@@ -7,6 +7,7 @@ see only this view, never the engine, so they cannot change what the host does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -44,7 +45,7 @@ class RequestView:
     tools_tokens: int
     fixed_overhead_tokens: int
     prompt_tokens: int
-    history: list[Message]
+    history: Sequence[Message]
     transcript_index: int = -1
     prefix_messages: int = 0
     completion_tokens: int = 0

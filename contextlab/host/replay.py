@@ -92,6 +92,7 @@ class ReplayHost:
         self._maintains = overrides(engine, "should_compress_preflight")
         self._observes_turns = overrides(engine, "on_turn_complete")
         self._session_hooks = overrides(engine, "on_session_start")
+        self._ends_sessions = overrides(engine, "on_session_end")
         self._manual = self._manual_compactions()
         self.events = HostEventPlan.of(transcript)
         self._base_session_id = self.session_id
@@ -137,7 +138,8 @@ class ReplayHost:
                 self._start_session()
                 for turn in plan_turns(self.transcript.messages):
                     self._run_turn(turn)
-                self._call_optional("on_session_end", self.session_id, self._engine_copy())
+                if self._ends_sessions:  # an inherited hook is never called, so no copy is made for it
+                    self._call_optional("on_session_end", self.session_id, self._engine_copy())
             except EngineFailure as failure:
                 status, error = "failed", str(failure)
             finally:
@@ -230,14 +232,14 @@ class ReplayHost:
         if focus is not _NO_MANUAL:
             self._compact("manual", self._pressure(), focus_topic=focus, force=True)  # type: ignore[arg-type]
         messages = self.transcript.messages
-        start = len(self.history)
+        start = len(self.working.peek())
         for index in turn.lead_indices:
             self._tick(index)
             self._append([messages[index]])
         if turn.user_index is not None:
             self._preflight()
         # The turn-start flush mints the user row's uid (a committed preflight already stamped all).
-        stamp_identity(self.history, self.minter, start=min(start, len(self.history)))
+        stamp_identity(self.working.peek(), self.minter, start=min(start, len(self.working.peek())))
         last_usage: dict[str, Any] | None = None
         sent = 0
         for position, step in enumerate(turn.steps):
@@ -269,7 +271,8 @@ class ReplayHost:
     def _new_session(self, kind: str) -> None:
         """``/new`` or ``/reset``: end → reset → start, then an empty history (docs/host-loop.md §Sessions)."""
         old = self.session_id
-        self._call_optional("on_session_end", old, clone_messages(self.history))
+        if self._ends_sessions:
+            self._call_optional("on_session_end", old, clone_messages(self.working.peek()))
         self._call_optional("on_session_reset")
         self.session_id = f"{self._base_session_id}/{kind}@{self._turn_index}"
         self._call_optional(
@@ -306,7 +309,7 @@ class ReplayHost:
         engine = self.engine
         first_n = int(getattr(engine, "protect_first_n", 3))
         last_n = int(getattr(engine, "protect_last_n", 6))
-        cheap = len(self.history) > first_n + last_n + 1 or self.working.rough_total >= engine.threshold_tokens
+        cheap = len(self.working.peek()) > first_n + last_n + 1 or self.working.rough_total >= engine.threshold_tokens
         if not cheap:
             return
         pressure = self._pressure()
@@ -318,12 +321,12 @@ class ReplayHost:
             return
         if self._required("should_compress", pressure):
             for _ in range(self.settings.max_attempts):
-                rows_before, pressure_before = len(self.history), pressure
+                rows_before, pressure_before = len(self.working.peek()), pressure
                 if not self._compact("preflight", pressure):
                     self._fail_closed_on_preflight_timeout(pressure)
                     break
                 pressure = self._pressure()
-                progress = len(self.history) < rows_before or pressure < PROGRESS_RATIO * pressure_before
+                progress = len(self.working.peek()) < rows_before or pressure < PROGRESS_RATIO * pressure_before
                 if not (progress and pressure >= engine.threshold_tokens):
                     break
         elif (
@@ -343,7 +346,7 @@ class ReplayHost:
             self._turn_exit = COMPRESSION_TIMEOUT_EXIT
 
     def _pre_api_gate(self, pressure: int, rough: int) -> bool:
-        if not self.settings.compression_enabled or len(self.history) <= 1:
+        if not self.settings.compression_enabled or len(self.working.peek()) <= 1:
             return False
         if self._attempts >= self.settings.max_attempts:
             return False
@@ -402,6 +405,8 @@ class ReplayHost:
         if request.extends_history:
             return self._rough_fixed + self.working.rough_total
         skip = 1 if self.system_prompt and request.messages else 0
+        if request.rough_total is not None:  # kept up to date row by row: no per-request sum
+            return self._rough_fixed + request.rough_total - (self.assembler.prefix_rough if skip else 0)
         if request.message_rough is not None:
             return self._rough_fixed + sum(request.message_rough[skip:])
         return self._rough_fixed + self.memo.rough_counter.messages(request.messages[skip:])
@@ -438,7 +443,7 @@ class ReplayHost:
             invalid += int(request.invalid_selection)
         message_tokens = request.message_tokens
         tools_tokens = self.exact.tools(self.tools)
-        prompt = self._prompt_tokens(message_tokens, tools_tokens)
+        prompt = self._prompt_tokens(request, tools_tokens)
         context_length = self.settings.context_length
         while prompt > context_length and self._attempts < self.settings.max_attempts:
             # Context overflow (413 / context_length_exceeded): compress with the cooldown bypassed.
@@ -449,7 +454,7 @@ class ReplayHost:
             rough = self._rough_of_request(request)
             pressure = rough
             new_tokens = request.message_tokens
-            new_prompt = self._prompt_tokens(new_tokens, tools_tokens)
+            new_prompt = self._prompt_tokens(request, tools_tokens)
             progressed = new_prompt < PROGRESS_RATIO * prompt
             message_tokens, prompt = new_tokens, new_prompt
             if not progressed:
@@ -474,23 +479,24 @@ class ReplayHost:
             usage_reported=step.assistant_index not in self.events.usage_missing,
             invalid=invalid,
         )
-        view = RequestView(
-            turn=turn.index,
-            request=self._request_index,
-            timestamp=self.clock.now(),
-            messages=request.messages,
-            tools=self.tools,
-            message_tokens=message_tokens,
-            tools_tokens=tools_tokens,
-            fixed_overhead_tokens=self.settings.fixed_overhead_tokens,
-            prompt_tokens=prompt,
-            history=self.history,
-            transcript_index=step.assistant_index,
-            prefix_messages=prefix_messages,
-            completion_tokens=completion,
-        )
-        for observer in self.observers:
-            row.update(observer.observe(view))
+        if self.observers:
+            view = RequestView(
+                turn=turn.index,
+                request=self._request_index,
+                timestamp=self.clock.now(),
+                messages=request.messages,
+                tools=self.tools,
+                message_tokens=message_tokens,
+                tools_tokens=tools_tokens,
+                fixed_overhead_tokens=self.settings.fixed_overhead_tokens,
+                prompt_tokens=prompt,
+                history=self.working.snapshot(),  # observers keep it: O(1), not a list copy
+                transcript_index=step.assistant_index,
+                prefix_messages=prefix_messages,
+                completion_tokens=completion,
+            )
+            for observer in self.observers:
+                row.update(observer.observe(view))
         reported = reported_prompt_tokens(
             self.settings.usage_model,
             exact=prompt,
@@ -520,19 +526,19 @@ class ReplayHost:
         self._awaiting_usage = False
 
         self._append([assistant])
-        stamp_identity(self.history, self.minter, start=len(self.history) - 1)
+        stamp_identity(self.working.peek(), self.minter, start=len(self.working.peek()) - 1)
         if has_usage:  # without usage the host keeps its previous anchor (docs/host-loop.md)
-            self._anchor = (reported + completion, len(self.history))
+            self._anchor = (reported + completion, len(self.working.peek()))
             self._real_floor = reported
         if step.tool_indices:
             for index in step.tool_indices:
                 self._tick(index)
-            start = len(self.history)
+            start = len(self.working.peek())
             results = [self.transcript.messages[i] for i in step.tool_indices]
             if self._live_tools is not None:
                 results, row["engine_tool_results"] = self._answer_engine_tools(assistant, results)
             self._append(results)
-            stamp_identity(self.history, self.minter, start=start)
+            stamp_identity(self.working.peek(), self.minter, start=start)
             self._post_tool_gate()
         return usage if has_usage else None
 
@@ -617,7 +623,7 @@ class ReplayHost:
         have held, flagged ``sent=False``; the recorded rows still join the history (open loop)."""
         if request is None:
             request = self.assembler.plain(self.working)
-        prompt = self._prompt_tokens(request.message_tokens, self.exact.tools(self.tools))
+        prompt = self._prompt_tokens(request, self.exact.tools(self.tools))
         rough = self._rough_of_request(request)
         row = self._trace_row(
             turn,
@@ -640,25 +646,28 @@ class ReplayHost:
         self.rows.append(row)
         self._engine_ms = 0.0
         self._reset_row_state()
-        start = len(self.history)
+        start = len(self.working.peek())
         for index in step.tool_indices:
             self._tick(index)
         self._append([self.transcript.messages[i] for i in (step.assistant_index, *step.tool_indices)])
-        stamp_identity(self.history, self.minter, start=start)
+        stamp_identity(self.working.peek(), self.minter, start=start)
 
     def _assemble(self) -> AssembledRequest:
-        incoming = next((m for m in reversed(self.history) if m.get("role") == "user"), None)
+        # Only an engine that selects is shown the incoming message: the search is skipped otherwise.
+        rows = self.working.peek() if self.assembler.selects else ()
+        incoming = next((m for m in reversed(rows) if m.get("role") == "user"), None)
         return self.assembler.assemble(self.working, incoming, int(self.engine.context_length))
 
-    def _prompt_tokens(self, message_tokens: list[int], tools_tokens: int) -> int:
-        return sum(message_tokens) + tools_tokens + REPLY_PRIMING_TOKENS + self.settings.fixed_overhead_tokens
+    def _prompt_tokens(self, request: AssembledRequest, tools_tokens: int) -> int:
+        return request.message_tokens_total + tools_tokens + REPLY_PRIMING_TOKENS + self.settings.fixed_overhead_tokens
 
     def _prefix(self, request: AssembledRequest) -> tuple[int, int]:
         """Exact tokens (and messages) this request shares, from the start, with the previous one."""
         messages, tokens = request.messages, request.message_tokens
         previous = self._previous
         version = self.working.version if request.extends_history else -1
-        self._previous = (messages, self.tools, sum(tokens), version)
+        total = request.message_tokens_total
+        self._previous = (messages, self.tools, total, version)
         if previous is None:
             return 0, 0
         old_messages, old_tools, old_sum, old_version = previous
@@ -671,7 +680,7 @@ class ReplayHost:
         count = 0
         if request.continues is not None and request.continues[0] is old_messages:
             count = request.continues[1]  # leading messages known to be the previous request's objects
-            shared += sum(tokens[:count])
+            shared += total - sum(tokens[count:])  # the tail is the few rows that changed
         for old, new, n in zip(old_messages[count:], messages[count:], tokens[count:], strict=False):
             if old is not new and old != new:
                 break

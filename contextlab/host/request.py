@@ -43,6 +43,14 @@ class AssembledRequest:
     extends_history: bool = False
     message_rough: list[int] | None = None
     continues: tuple[list[Message], int] | None = None
+    tokens_total: int | None = None
+    rough_total: int | None = None
+    """Rough tokens of all messages, when already known (the rough list may then be absent)."""
+
+    @property
+    def message_tokens_total(self) -> int:
+        """Exact tokens of all messages (kept as the history changes, else summed)."""
+        return self.tokens_total if self.tokens_total is not None else sum(self.message_tokens)
 
     @property
     def invalid_selection(self) -> bool:
@@ -60,9 +68,14 @@ class RequestAssembler:
         self._memo = memo
         self._strict = strict
         self._selects = overrides(engine, "select_context")
+        self.selects = self._selects
+        """The engine overrides ``select_context`` (else requests are the plain history)."""
         self._prefix: list[Message] = [{"role": "system", "content": system_prompt}] if system_prompt else []
         self._prefix_wires = [memo.wire(m) for m in self._prefix]
         self._prefix_tokens = [memo.exact(w) for w in self._prefix_wires]
+        self._prefix_total = sum(self._prefix_tokens)
+        self.prefix_rough = sum(memo.rough(w) for w in self._prefix_wires)
+        """Rough tokens of the system row (the host estimates it apart from the messages)."""
 
     def assemble(
         self, history: WorkingHistory, incoming_message: Message | None, budget_tokens: int
@@ -137,19 +150,27 @@ class RequestAssembler:
             final = self._prefix_wires + history.wires
             tokens = self._prefix_tokens + history.exact
             return AssembledRequest(
-                final, tokens, False, rejection, structure.violations(), engine_ms, extends_history=True
+                final,
+                tokens,
+                False,
+                rejection,
+                structure.violations(),
+                engine_ms,
+                extends_history=True,
+                tokens_total=self._prefix_total + history.exact_total,
             )
         previous = history.last_sanitized()
-        final, tokens, rough, unchanged = history.sanitized(self._prefix_tokens)
+        emitted = history.sanitized(self._prefix_tokens)
         return AssembledRequest(
-            final,
-            tokens,
+            emitted.messages,
+            emitted.tokens,
             False,
             rejection,
             structure.violations(),
             engine_ms,
-            message_rough=rough,
-            continues=(previous, unchanged) if previous is not None else None,
+            continues=(previous, emitted.unchanged) if previous is not None else None,
+            tokens_total=emitted.tokens_total,
+            rough_total=emitted.rough_total,
         )
 
     def _check_selection(self, result: object, *, needs_user: bool) -> str | None:

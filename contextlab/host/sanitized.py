@@ -18,9 +18,27 @@ plus a C-level list copy.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from contextlab.engine import Message
 from contextlab.messages import is_user_text, merge_user_messages, row_call_ids, sanitize_row
 from contextlab.tokens import ExactCounter, RoughCounter
+
+_UNCOUNTED = (-1, -1)
+"""Counts of a merged user row not computed yet (computed once, when the row is sent)."""
+
+
+class Emitted(NamedTuple):
+    """One sanitized request."""
+
+    messages: list[Message]
+    tokens: list[int]
+    """Exact tokens of each message."""
+    tokens_total: int
+    rough_total: int
+    """The rough estimate of all messages."""
+    unchanged: int
+    """How many leading messages are the same objects as in the previous emit (0 on the first)."""
 
 
 class IncrementalSanitizer:
@@ -42,11 +60,15 @@ class IncrementalSanitizer:
         self._out: list[Message] = []
         self._out_tokens: list[int] = []
         self._out_rough: list[int] = []
+        self._out_tokens_sum = 0  # running sums of the committed output, so a request is not re-summed
+        self._out_rough_sum = 0
         self._pending: Message | None = None
         self._pending_counts: tuple[int, int] = (0, 0)
         self._checkpoint_len: list[int] = []
         self._checkpoint_pending: list[tuple[Message | None, tuple[int, int]]] = []
         self._dirty_from: int | None = None
+        self._unstaged: list[int] = []  # rows whose rewrite is redone at the next fold, not per change
+        self._calls: list[list[str]] = []  # each row's call ids
         self._folded = 0  # rows the fold has processed
         self._stable = 0  # committed output rows unchanged since the last emit
         self._last_emit: list[Message] | None = None
@@ -61,6 +83,7 @@ class IncrementalSanitizer:
         self._checkpoint_len.append(0)
         self._checkpoint_pending.append((None, (0, 0)))
         answers, calls = row_call_ids(wire)
+        self._calls.append(calls)
         for call_id in answers:
             if call_id not in self._answered:
                 self._answered.add(call_id)
@@ -72,10 +95,12 @@ class IncrementalSanitizer:
         self._mark((k,))
 
     def _mark(self, rows: tuple[int, ...] | list[int]) -> None:
+        # The rewrite itself waits for the next fold: an assistant row's calls are usually answered
+        # by the rows fed right after it, so staging it now would build a stripped copy for nothing.
         for row in rows:
             if self._dirty_from is None or row < self._dirty_from:
                 self._dirty_from = row
-            self._restage(row)
+            self._unstaged.append(row)
 
     def _restage(self, k: int) -> None:
         wire = self._inputs[k]
@@ -87,7 +112,7 @@ class IncrementalSanitizer:
             if call_id and str(call_id) not in self._called:
                 self._waiting_call.setdefault(str(call_id), []).append(k)
             return
-        for call_id in row_call_ids(wire)[1]:
+        for call_id in self._calls[k]:
             if call_id not in self._answered:
                 self._waiting_answer.setdefault(call_id, []).append(k)
 
@@ -97,6 +122,10 @@ class IncrementalSanitizer:
         return self._exact.message(row), self._rough.message(row)
 
     def _refold(self) -> None:
+        if self._unstaged:
+            for k in set(self._unstaged):
+                self._restage(k)
+            self._unstaged = []
         start = self._dirty_from
         if start is None:
             return
@@ -107,7 +136,10 @@ class IncrementalSanitizer:
             keep, (pending, counts) = len(out), (self._pending, self._pending_counts)
         else:
             keep, (pending, counts) = self._checkpoint_len[start], self._checkpoint_pending[start]
+        self._out_tokens_sum -= sum(out_tokens[keep:])
+        self._out_rough_sum -= sum(out_rough[keep:])
         del out[keep:], out_tokens[keep:], out_rough[keep:]
+        added_tokens = added_rough = 0
         self._stable = min(self._stable, keep)
         for k in range(start, len(self._inputs)):
             self._checkpoint_len[k] = len(out)
@@ -119,34 +151,50 @@ class IncrementalSanitizer:
                 if pending is None:
                     pending, counts = row, self._counts(row, k)
                 else:
-                    pending = merge_user_messages(pending, row)
-                    counts = (self._exact.message(pending), self._rough.message(pending))
+                    # Counted when the merged row is sent, not per merge step: a run of k user rows
+                    # would otherwise tokenize k growing texts nobody sends.
+                    pending, counts = merge_user_messages(pending, row), _UNCOUNTED
                 continue
             if pending is not None:
+                if counts is _UNCOUNTED:
+                    counts = self._merged_counts(pending)
                 out.append(pending)
                 out_tokens.append(counts[0])
                 out_rough.append(counts[1])
+                added_tokens += counts[0]
+                added_rough += counts[1]
                 pending = None
             tokens, rough = self._counts(row, k)
             out.append(row)
             out_tokens.append(tokens)
             out_rough.append(rough)
+            added_tokens += tokens
+            added_rough += rough
+        self._out_tokens_sum += added_tokens
+        self._out_rough_sum += added_rough
         self._pending, self._pending_counts = pending, counts
         self._folded = len(self._inputs)
 
-    def emit(self) -> tuple[list[Message], list[int], list[int], int]:
-        """The sanitized request: messages, exact tokens, rough tokens, and how many leading
-        messages are the same objects as in the previous emit (0 on the first)."""
+    def _merged_counts(self, merged: Message) -> tuple[int, int]:
+        return self._exact.message(merged), self._rough.message(merged)
+
+    def emit(self) -> Emitted:
+        """The sanitized request (two C-level list copies; the totals are kept as rows change)."""
         self._refold()
-        messages, tokens, rough = list(self._out), list(self._out_tokens), list(self._out_rough)
+        messages, tokens = list(self._out), list(self._out_tokens)
+        tokens_total, rough_total = self._out_tokens_sum, self._out_rough_sum
         if self._pending is not None:
+            if self._pending_counts is _UNCOUNTED:
+                # The fold state's checkpoints keep the uncounted marker; only the live state is counted.
+                self._pending_counts = self._merged_counts(self._pending)
             messages.append(self._pending)
             tokens.append(self._pending_counts[0])
-            rough.append(self._pending_counts[1])
+            tokens_total += self._pending_counts[0]
+            rough_total += self._pending_counts[1]
         unchanged = self._stable if self._last_emit is not None else 0
         self._stable = len(self._out)
         self._last_emit = messages
-        return messages, tokens, rough, unchanged
+        return Emitted(messages, tokens, tokens_total, rough_total, unchanged)
 
     @property
     def last_emit(self) -> list[Message] | None:

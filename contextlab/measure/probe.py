@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,7 +149,7 @@ class MeasureProbe:
         self._previous_tokens: list[int] = []
         self._previous_tools: list[dict[str, Any]] | None = None
         self._previous_prompt = 0
-        self._previous_history: list[Message] = []
+        self._previous_history: Sequence[Message] = []
         self._previous_index = 0
         self._engine_texts: set[str] = set()
         self._snapshots: list[tuple[int, list[int], list[int], list[int]]] = []

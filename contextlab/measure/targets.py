@@ -125,11 +125,6 @@ def _evict(key: int) -> Callable[[weakref.ReferenceType[Transcript]], None]:
     return evict
 
 
-def build_targets(transcript: Transcript) -> TargetSet:
-    """Extract every target of ``transcript`` (uncached; see :func:`targets_for`)."""
-    return _build(transcript)[0]
-
-
 def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
     """The targets and where each occurs.
 

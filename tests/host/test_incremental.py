@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
 from contextlab import HostSettings, replay
 from contextlab.engine import ContextEngine
 from contextlab.host.sanitized import IncrementalSanitizer
@@ -47,12 +49,17 @@ def test_incremental_sanitizer_matches_the_whole_list_pass_at_every_length() -> 
         for k, row in enumerate(rows, start=1):
             sanitizer.feed(row, exact.message(row), rough.message(row))
             if rng.random() < 0.5 or k == len(rows):
-                messages, tokens, estimates, unchanged = sanitizer.emit()
+                previous = sanitizer.last_emit
+                messages, tokens, tokens_total, rough_total, unchanged = sanitizer.emit()
                 expected = sanitize_request(rows[:k])
                 assert messages == expected
                 assert tokens == [exact.message(m) for m in expected]
-                assert estimates == [rough.message(m) for m in expected]
+                # The totals are kept up to date as rows change (refolds included), not re-summed.
+                assert tokens_total == sum(tokens)
+                assert rough_total == sum(rough.message(m) for m in expected)
                 assert unchanged <= len(messages)
+                if previous is not None:
+                    assert all(a is b for a, b in zip(messages[:unchanged], previous[:unchanged], strict=True))
 
 
 class _Mutator(ContextEngine):
@@ -105,3 +112,22 @@ def test_a_mutating_engine_changes_its_requests_but_never_the_history() -> None:
     history = replay(_session(), _Keeper, settings)  # rows returned as handed: the plain request
     assert list(history.trace["prompt_tokens"]) == list(plain.trace["prompt_tokens"])
     assert list(history.trace["prefix_tokens"]) == list(plain.trace["prefix_tokens"])
+
+
+def test_history_snapshot_keeps_its_moment_without_copying() -> None:
+    from contextlab.host.history import WorkingHistory
+    from contextlab.host.memo import MessageMemo
+
+    history = WorkingHistory(MessageMemo(ExactCounter(), RoughCounter()), "sys")
+    history.append([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
+    snapshot = history.snapshot()
+    live = history.peek()
+    history.append([{"role": "user", "content": "c"}])
+    assert history.peek() is live  # extended in place: the snapshot did not make the append copy
+    assert len(snapshot) == 2 and [m["content"] for m in snapshot] == ["a", "b"]
+    assert snapshot[-1]["content"] == "b" and snapshot[:1] == [live[0]]
+    assert snapshot == live[:2] and snapshot != live
+    with pytest.raises(IndexError):
+        snapshot[2]
+    history.replace([])  # a replacement starts a new list: the snapshot still holds its rows
+    assert [m["content"] for m in snapshot] == ["a", "b"]

@@ -98,25 +98,6 @@ def score_order(scores: Any) -> list[int]:
         if counts[hi] > counts[lo]:  # the run holds distinct scores: re-sort it with the exact key
             result[lo : hi + 1] = sorted(result[lo : hi + 1], key=lambda i: (-round(float(values[i]), 9), -i))
     return result
-    start = int(close[0])
-    end = start + 1
-    runs: list[tuple[int, int]] = []
-    for c in close[1:].tolist():
-        if c <= end:
-            end = c + 1
-        else:
-            runs.append((start, end))
-            start, end = c, c + 1
-    runs.append((start, end))
-    for lo, hi in runs:
-        # Widen to the equal scores around the run (they share its rounded value too).
-        while lo > 0 and ranked[lo - 1] == ranked[lo]:
-            lo -= 1
-        while hi + 1 < n and ranked[hi + 1] == ranked[hi]:
-            hi += 1
-        members = result[lo : hi + 1]
-        result[lo : hi + 1] = sorted(members, key=lambda i: (-round(float(values[i]), 9), -i))
-    return result
 
 
 class BM25Index:
