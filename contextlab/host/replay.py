@@ -726,7 +726,7 @@ class ReplayHost:
         self._commit(new, trigger)
         self.engine.last_prompt_tokens = -1
         self._awaiting_usage = True
-        self._pending_verdict = True
+        self._pending_verdict = self._made_progress()
         if self._session_hooks:
             self._call_optional(
                 "on_session_start",
@@ -737,6 +737,14 @@ class ReplayHost:
                 conversation_id=self.transcript.transcript_id,
             )
         return True
+
+    def _made_progress(self) -> bool:
+        """Whether a committed pass may re-arm the per-turn attempts: the engine's own progress flag
+        when it keeps one (the built-in compressor), else the structural proof that the committed
+        rewrite changed the history, as upstream does since #103355 (docs/host-loop.md §Per-turn
+        attempts)."""
+        flag = getattr(self.engine, "_last_compression_made_progress", None)
+        return flag if isinstance(flag, bool) else True
 
     def _judge(
         self, result: PassResult, before: list[Message], rough_before: int

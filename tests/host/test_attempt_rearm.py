@@ -51,6 +51,14 @@ class Unchanged(BaseToy):
         return [dict(m) for m in messages]
 
 
+class FlagsNoProgress(Summarizing):
+    """Rewrites like :class:`Summarizing` but keeps upstream's progress flag and says no progress."""
+
+    def compress(self, messages: list[Message], current_tokens: int | None = None, **kw: Any) -> list[Message]:
+        self._last_compression_made_progress = False
+        return super().compress(messages, current_tokens, **kw)
+
+
 def _gated(result: Any) -> Any:
     return result.compactions[result.compactions["trigger"] != "preflight"]
 
@@ -76,3 +84,12 @@ def test_an_unchanged_rewrite_is_a_no_op_and_never_rearms() -> None:
     assert (result.compactions["outcome"] == "noop").all()
     assert result.summary["compactions"] == 0 and result.summary["prefix_breaks"] == 0
     assert len(_gated(result)) <= 3
+
+
+def test_an_engine_progress_flag_decides_the_rearm() -> None:
+    # Same rewrites as the re-arming plugin engine above, but the engine's own flag says "no progress":
+    # the host believes the flag, so the turn's budget is spent after max_attempts committed passes.
+    settings = HostSettings(context_length=200_000)
+    result = replay(marathon(), FlagsNoProgress(THRESHOLD), settings)
+    assert (_gated(result)["outcome"] == "committed").all()
+    assert len(_gated(result)) <= settings.max_attempts
