@@ -16,7 +16,6 @@ from contextlab.messages import content_text, tool_calls
 MIN_TAIL_FLOOR = 3
 MIN_TAIL_CAP = 8
 SOFT_CEILING = 1.5
-HEAD_SCAN_EXTRA = 4
 
 
 def align_forward(messages: list[Message], index: int) -> int:

@@ -155,7 +155,6 @@ class CompressorEngine(ContextEngine):
         self._model_key: tuple[str, str, str, str] | None = None
         self._last_compress_aborted = False
         self._last_fallback_used = False
-        self._last_dropped = 0
         self.last_failure: SummaryFailure | None = None
         self.last_savings_percent = 0.0
         self._last_compression_made_progress = False
@@ -343,7 +342,6 @@ class CompressorEngine(ContextEngine):
         """
         self._last_compress_aborted = False
         self._last_fallback_used = False
-        self._last_dropped = 0
         self._last_compression_made_progress = False
         self.last_failure = None
         if force:
@@ -415,7 +413,6 @@ class CompressorEngine(ContextEngine):
         if self.tail_mode == "lean":
             body = lean.augment(body, turns, self._session_id)
         self._previous_summary = body
-        self._last_dropped = end - start
         summary = assembly.with_summary_prefix(body)
 
         out = self._assemble(work, start, end, tail_start, found_at, summary)

@@ -40,11 +40,6 @@ def historical_prefixes() -> tuple[str, ...]:
     return tuple(str(e["text"]) for e in _data().get("historical_summary_prefixes", []))
 
 
-def pin() -> dict[str, str]:
-    """The upstream commits the texts (and the port) follow."""
-    return {str(k): str(v) for k, v in dict(_data().get("pin", {})).items()}
-
-
 SUMMARY_PREFIX = text("summary_prefix")
 LEGACY_SUMMARY_PREFIX = text("legacy_summary_prefix")
 HISTORICAL_PREFIXES = historical_prefixes()
