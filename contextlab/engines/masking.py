@@ -90,3 +90,29 @@ class IncrementalMask:
             self._tool_rows.append(i)
             if self.exempt:
                 self._names[i] = self._open_calls.get(str(message.get("tool_call_id") or ""), "")
+
+
+def engine_mask(
+    engine: object,
+    *,
+    window_m: int,
+    polling: int,
+    keep_first_observation: bool = True,
+    exempt_tools: Sequence[str] = (),
+    mask_inputs: bool = False,
+) -> IncrementalMask:
+    """The :class:`IncrementalMask` an engine keeps between requests, rebuilt when its options change
+    (a grid or ``update_model`` may set new ones on the same instance)."""
+    options = (window_m, polling, keep_first_observation, tuple(exempt_tools), mask_inputs)
+    cached: tuple[tuple[object, ...], IncrementalMask] | None = getattr(engine, "_mask", None)
+    if cached is None or cached[0] != options:
+        mask = IncrementalMask(
+            window_m=window_m,
+            polling=polling,
+            keep_first_observation=keep_first_observation,
+            exempt_tools=exempt_tools,
+            mask_inputs=mask_inputs,
+        )
+        cached = (options, mask)
+        engine._mask = cached  # type: ignore[attr-defined]
+    return cached[1]

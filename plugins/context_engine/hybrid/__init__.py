@@ -15,7 +15,7 @@ from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
 from contextlab.engines.handoff import Handoff, extractive_or, is_carrier
-from contextlab.engines.masking import IncrementalMask
+from contextlab.engines.masking import engine_mask
 
 TAIL_SHARE = 0.20
 """The handoff tail never holds more than this share of the threshold (as ``summary``), so a
@@ -119,18 +119,14 @@ class HybridEngine(ContextEngine):
         budget_tokens: int = 0,
     ) -> list[dict[str, Any]] | None:
         # Built from the previous request (equal to _view; see contextlab/engines/masking.py).
-        options = (self.window_m, self.polling, self.keep_first_observation, tuple(self.exempt_tools))
-        cached = getattr(self, "_mask", None)
-        if cached is None or cached[0] != options:
-            mask = IncrementalMask(
-                window_m=self.window_m,
-                polling=self.polling,
-                keep_first_observation=self.keep_first_observation,
-                exempt_tools=self.exempt_tools,
-            )
-            cached = (options, mask)
-            self._mask = cached
-        return cached[1].view(request_messages)
+        mask = engine_mask(
+            self,
+            window_m=self.window_m,
+            polling=self.polling,
+            keep_first_observation=self.keep_first_observation,
+            exempt_tools=self.exempt_tools,
+        )
+        return mask.view(request_messages)
 
     def compress(
         self,

@@ -13,7 +13,7 @@ from typing import Any
 from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
-from contextlab.engines.masking import IncrementalMask
+from contextlab.engines.masking import IncrementalMask, engine_mask
 
 
 class MaskWindowEngine(ContextEngine):
@@ -80,19 +80,14 @@ class MaskWindowEngine(ContextEngine):
         return self._masker().view(request_messages)
 
     def _masker(self) -> IncrementalMask:
-        options = (self.window_m, self.polling, self.keep_first_observation, tuple(self.exempt_tools), self.mask_inputs)
-        cached = getattr(self, "_mask", None)
-        if cached is None or cached[0] != options:
-            mask = IncrementalMask(
-                window_m=self.window_m,
-                polling=self.polling,
-                keep_first_observation=self.keep_first_observation,
-                exempt_tools=self.exempt_tools,
-                mask_inputs=self.mask_inputs,
-            )
-            cached = (options, mask)
-            self._mask = cached
-        return cached[1]
+        return engine_mask(
+            self,
+            window_m=self.window_m,
+            polling=self.polling,
+            keep_first_observation=self.keep_first_observation,
+            exempt_tools=self.exempt_tools,
+            mask_inputs=self.mask_inputs,
+        )
 
     def compress(
         self,
