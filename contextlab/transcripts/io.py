@@ -76,6 +76,16 @@ def loads(text: str) -> Any:
         raise ValueError("nested too deeply (more levels than any transcript has)") from None
 
 
+def json_or_value(value: Any) -> Any:
+    """The JSON a string holds (a body or payload captured as text), else ``value`` unchanged."""
+    if isinstance(value, str):
+        try:
+            return loads(value)
+        except ValueError:
+            return value
+    return value
+
+
 def parse_json(path: Path, text: str) -> Any:
     """Parse a whole-file JSON document; a syntax error names the line and column."""
     try:

@@ -24,7 +24,7 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
-from contextlab.transcripts.io import token_count
+from contextlab.transcripts.io import json_or_value, token_count
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage, Transcript
 from contextlab.transcripts.openai_chat import check_message
@@ -139,7 +139,7 @@ def _span(span: dict[str, Any], source: str, where: str) -> Step:
         output = _semconv_messages(attrs.get("gen_ai.output.messages"), source, f"{where}, gen_ai.output.messages")
         instructions = attrs.get("gen_ai.system_instructions")
         if instructions is not None:
-            system = _parts_text(_json(instructions))
+            system = _parts_text(json_or_value(instructions))
     else:
         messages = _indexed(attrs, "gen_ai.prompt", source, where)
         output = _indexed(attrs, "gen_ai.completion", source, where)
@@ -168,17 +168,8 @@ def _start(span: dict[str, Any]) -> float | None:
     return parse_time(span.get("start_time") or span.get("startTime") or span.get("timestamp"))
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def _semconv_messages(value: Any, source: str, where: str) -> list[Message]:
-    value = _json(value)
+    value = json_or_value(value)
     if value is None:
         return []
     if not isinstance(value, list):
@@ -281,7 +272,7 @@ def _usage(prompt: Any, output: Any, cached: Any, source: str, where: str) -> Re
 
 
 def _generation(item: dict[str, Any], source: str, where: str) -> Step:
-    raw_input = _json(item.get("input"))
+    raw_input = json_or_value(item.get("input"))
     if isinstance(raw_input, dict) and isinstance(raw_input.get("messages"), list):
         raw_input = raw_input["messages"]
     if not isinstance(raw_input, list):
@@ -290,7 +281,7 @@ def _generation(item: dict[str, Any], source: str, where: str) -> Step:
     system = None
     if messages and messages[0]["role"] == "system":
         system = str(messages.pop(0).get("content") or "")
-    output = _json(item.get("output"))
+    output = json_or_value(item.get("output"))
     response: Message | None = None
     if isinstance(output, dict) and ("content" in output or "tool_calls" in output):
         response = check_message({**output, "role": "assistant"}, source, f"{where}, output")

@@ -20,7 +20,7 @@ from contextlab.transcripts.anthropic_blocks import (
     usage_from_anthropic,
     user_messages,
 )
-from contextlab.transcripts.io import counts_at
+from contextlab.transcripts.io import counts_at, json_or_value
 from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage
 from contextlab.transcripts.openai_chat import check_message, usage_from_openai
@@ -39,12 +39,7 @@ def body_of(value: Any) -> Any:
     is JSON text; the value itself otherwise."""
     if isinstance(value, dict) and "body" in value and not value.keys() & {"messages", "content", "choices", "type"}:
         value = value["body"]
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+    return json_or_value(value)
 
 
 def is_request_body(value: Any) -> bool:
