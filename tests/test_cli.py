@@ -118,3 +118,22 @@ def test_bad_json_names_the_line(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "contextlab.cli", "replay", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"contextlab: error: {bad}:line 2: invalid JSON: Expecting value (column 1)"
+
+
+@pytest.mark.parametrize(
+    ("param", "message"),
+    [
+        ("hermes_rules=0.18", "hermes_rules must be one of ['0.19.0', 'newest'], got 0.18"),
+        ("micro_compact=maybe", "micro_compact must be true or false, got 'maybe'"),
+        ("abort_on_summary_failure=1", "abort_on_summary_failure must be true or false, got 1"),
+    ],
+)
+def test_a_bad_compressor_parameter_is_one_line_and_exit_2(
+    transcript_file: Path, capsys: pytest.CaptureFixture[str], param: str, message: str
+) -> None:
+    code = main(
+        ["replay", str(transcript_file), "--engine", "compressor", "--context-length", "16000", "--param", param]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("contextlab: error: engine 'compressor' failed to start") and message in err

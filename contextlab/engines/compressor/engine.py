@@ -129,14 +129,14 @@ class CompressorEngine(ContextEngine):
         self.max_tokens = max_tokens
         self.threshold_tokens_cap = threshold_tokens_cap
         self.model_thresholds: dict[str, float] = dict(model_thresholds or {})
-        self.abort_on_summary_failure = bool(abort_on_summary_failure)
+        self.abort_on_summary_failure = _flag("abort_on_summary_failure", abort_on_summary_failure)
         self.proactive_prune_tokens = int(proactive_prune_tokens)
         self.proactive_prune_min_result_chars = max(PRUNE_MIN_RESULT_FLOOR, int(proactive_prune_min_result_chars))
         self.proactive_prune_min_reclaim_tokens = int(proactive_prune_min_reclaim_tokens)
         self.min_tail_user_messages = int(min_tail_user_messages)
         self.summarizer = make_summarizer(summarizer, summarizer_options)
         self.template: SummaryTemplate = HOST_TEMPLATE
-        self.micro_compact = bool(micro_compact)
+        self.micro_compact = _flag("micro_compact", micro_compact)
         self.micro = MicroCompactor(micro_compact_every_n_turns, micro_compact_defrag_threshold_tokens)
 
         self.last_prompt_tokens = 0
@@ -646,3 +646,10 @@ def finalize_summary(body: str, turns: list[Message], previous: str | None) -> s
         lines[at + 1 : end] = [*snapshot.splitlines(), ""]
         return "\n".join(lines).strip()
     return f"{heading}\n{snapshot}\n\n{body}"
+
+
+def _flag(name: str, value: object) -> bool:
+    """A yes/no parameter as given: ``--param micro_compact=maybe`` must not read as on."""
+    if not isinstance(value, bool):
+        raise EngineError(f"{name} must be true or false, got {value!r}")
+    return value
