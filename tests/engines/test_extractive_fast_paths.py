@@ -6,7 +6,7 @@ import random
 import re
 
 from contextlab.engines.summarizers import extractive
-from contextlab.engines.summarizers.redact import _PATTERNS, redact
+from contextlab.engines.summarizers.redact import _HINTS, _PATTERNS, redact
 from contextlab.engines.tooltext import first_error_line
 
 PIECES = [
@@ -59,30 +59,7 @@ def _plain_path_tokens(text: str) -> list[str]:
 
 def _plain_redact(text: str) -> str:
     lowered = text.lower()
-    if not text or not any(
-        hint in lowered
-        for hint in (
-            "sk-",
-            "ghp_",
-            "akia",
-            "xox",
-            "bearer",
-            "secret",
-            "token",
-            "passw",
-            "api_key",
-            "api-key",
-            "apikey",
-            "access_key",
-            "access-key",
-            "accesskey",
-            "private key",
-            "gho_",
-            "ghs_",
-            "ghu_",
-            "github_pat_",
-        )
-    ):
+    if not text or not any(hint in lowered for hint in _HINTS):
         return text
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
