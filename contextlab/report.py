@@ -52,18 +52,28 @@ def load_frame(path: str | Path) -> pd.DataFrame:
 
 
 def sibling_frames(trace_path: str | Path) -> dict[str, Path]:
-    """``compactions.*`` / ``summary.*`` beside a ``trace.*`` file (as ``contextlab bench`` writes them)."""
+    """The other frames of the run(s) whose trace is ``trace_path``, by frame name, as either writer
+    leaves them: ``contextlab bench --out`` (``trace.csv`` beside ``summary.csv``, ``probes.csv``, ...)
+    or ``contextlab replay --out`` (``run.parquet`` beside ``run.compactions.parquet``, ...)."""
     trace_path = Path(trace_path)
+    stem, suffix = trace_path.stem, trace_path.suffix
+    candidates: list[str] = [f"{stem}.{{name}}{suffix}"]  # replay --out (contextlab.replay_files)
+    if stem.endswith("trace"):
+        candidates.append(f"{stem[: -len('trace')]}{{name}}{suffix}")  # bench --out
     found: dict[str, Path] = {}
-    stem = trace_path.stem
-    prefix = stem[: -len("trace")] if stem.endswith("trace") else None
-    if prefix is None:
-        return found
-    for name in ("compactions", "summary"):
-        candidate = trace_path.with_name(f"{prefix}{name}{trace_path.suffix}")
-        if candidate.is_file():
-            found[name] = candidate
+    for name in schema.FRAMES:
+        if name == "trace":
+            continue
+        for pattern in candidates:
+            candidate = trace_path.with_name(pattern.format(name=name))
+            if candidate.is_file():
+                found[name] = candidate
+                break
     return found
+
+
+MEASURE_FRAMES: tuple[str, ...] = ("probes", "compaction_diff", "compaction_items", "faithfulness")
+"""Frames of the measurement probe the report reads when given (``ReplayResult.frames``)."""
 
 
 def summaries_from_trace(trace: pd.DataFrame, compactions: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -81,6 +91,8 @@ ENGINE_TABLE_SUMS: tuple[str, ...] = schema.declared(
     "prompt_tokens_max",
     "prefix_tokens_total",
     "cache_read_tokens_total",
+    "cache_write_tokens_total",
+    "uncached_tokens_total",
     "cost_usd",
     "violations",
     "overflows",
@@ -109,8 +121,11 @@ def engine_table(summaries: pd.DataFrame, by: Sequence[str] = ("engine", "params
         prompt = table["prompt_tokens_total"].where(table["prompt_tokens_total"] > 0)
         table["prefix_share"] = (table["prefix_tokens_total"] / prompt).fillna(0.0).round(4)
     if "cache_read_tokens_total" in table.columns:
-        prompt = table["prompt_tokens_total"].where(table["prompt_tokens_total"] > 0)
-        table["cache_hit_rate"] = (table["cache_read_tokens_total"] / prompt).fillna(0.0).round(4)
+        # The summary's definition, token-weighted over the group: reads / the prompt tokens the provider
+        # saw (read + write + uncached), which can differ from the host's prompt_tokens (provider counting).
+        parts = ("cache_read_tokens_total", "cache_write_tokens_total", "uncached_tokens_total")
+        seen = table[list(parts)].sum(axis=1) if set(parts) <= set(table.columns) else table["prompt_tokens_total"]
+        table["cache_hit_rate"] = (table["cache_read_tokens_total"] / seen.where(seen > 0)).fillna(0.0).round(4)
     return table
 
 
@@ -280,9 +295,10 @@ def write_report(
     max_transcripts: int = MAX_TRANSCRIPTS,
     config: str | None = None,
     png_folder: str | Path | None = None,
+    frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> Path:
     """Build the report and write it to ``path`` (a temporary file renamed into place); with
-    ``png_folder``, also save each figure there as a PNG file."""
+    ``png_folder``, also save each figure there as a PNG file; ``frames`` as in :func:`build_report`."""
     path = Path(path)
     if not path.parent.exists():
         raise ConfigError(f"{path}: folder {path.parent} does not exist")
@@ -290,7 +306,14 @@ def write_report(
         summaries = summaries_from_trace(trace, compactions)
     pngs = render_pngs(report_figures(trace, compactions, summaries, max_transcripts))
     text = build_report(
-        trace, compactions, summaries, title=title, max_transcripts=max_transcripts, config=config, pngs=pngs
+        trace,
+        compactions,
+        summaries,
+        title=title,
+        max_transcripts=max_transcripts,
+        config=config,
+        pngs=pngs,
+        frames=frames,
     )
     if png_folder is not None:
         folder = Path(png_folder)
