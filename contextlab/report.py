@@ -111,6 +111,9 @@ def engine_table(summaries: pd.DataFrame, by: Sequence[str] = ("engine", "params
     frame = summaries.copy()
     frame["_failed"] = frame["status"].astype(str) != "ok" if "status" in frame.columns else False
     aggregations: dict[str, tuple[str, str]] = {"runs": ("engine", "size"), "failed": ("_failed", "sum")}
+    if "cache_read_tokens_total" in frame.columns:
+        frame["_provider_tokens"] = _provider_tokens(frame)
+        aggregations["_provider_tokens"] = ("_provider_tokens", "sum")
     for column in ENGINE_TABLE_SUMS:
         if column in frame.columns:
             how = {"prompt_tokens_max": "max", "fact_retention_final": "mean"}.get(column, "sum")
@@ -121,12 +124,22 @@ def engine_table(summaries: pd.DataFrame, by: Sequence[str] = ("engine", "params
         prompt = table["prompt_tokens_total"].where(table["prompt_tokens_total"] > 0)
         table["prefix_share"] = (table["prefix_tokens_total"] / prompt).fillna(0.0).round(4)
     if "cache_read_tokens_total" in table.columns:
-        # The summary's definition, token-weighted over the group: reads / the prompt tokens the provider
-        # saw (read + write + uncached), which can differ from the host's prompt_tokens (provider counting).
-        parts = ("cache_read_tokens_total", "cache_write_tokens_total", "uncached_tokens_total")
-        seen = table[list(parts)].sum(axis=1) if set(parts) <= set(table.columns) else table["prompt_tokens_total"]
-        table["cache_hit_rate"] = (table["cache_read_tokens_total"] / seen.where(seen > 0)).fillna(0.0).round(4)
+        seen = table["_provider_tokens"].where(table["_provider_tokens"] > 0)
+        table["cache_hit_rate"] = (table["cache_read_tokens_total"] / seen).fillna(0.0).round(4)
+    table = table.drop(columns=["_provider_tokens"], errors="ignore")
     return table
+
+
+def _provider_tokens(summaries: pd.DataFrame) -> pd.Series:
+    """Per run, the prompt tokens the provider saw (read + write + uncached: the summary's hit-rate
+    denominator, which differs from the host's count under a calibrated token scale). Runs stored
+    before ``uncached_tokens_total`` existed fall back to ``prompt_tokens_total``."""
+    host = pd.to_numeric(summaries["prompt_tokens_total"], errors="coerce").fillna(0)
+    parts = ("cache_read_tokens_total", "cache_write_tokens_total", "uncached_tokens_total")
+    if not set(parts) <= set(summaries.columns):
+        return host
+    provider: pd.Series = summaries[list(parts)].apply(pd.to_numeric, errors="coerce").sum(axis=1, min_count=len(parts))
+    return provider.fillna(host)
 
 
 LEADERBOARD_COLUMNS: list[tuple[str, str]] = [

@@ -131,3 +131,7 @@ def test_engine_table_hit_rate_is_the_summary_definition_over_the_group() -> Non
     pooled = engine_table(runs)["cache_hit_rate"].item()
     assert pooled == round(runs["cache_read_tokens_total"].sum() / seen.sum(), 4)
     assert runs["cache_hit_rate"].min() < pooled < runs["cache_hit_rate"].max()
+    older = runs.copy()
+    older.loc[0, "uncached_tokens_total"] = float("nan")  # a run stored before the column existed
+    expected = runs["cache_read_tokens_total"].sum() / (seen.iloc[1] + runs["prompt_tokens_total"].iloc[0])
+    assert engine_table(older)["cache_hit_rate"].item() == round(expected, 4)
