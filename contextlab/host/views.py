@@ -154,10 +154,13 @@ class EngineViews:
             sigs.append(structure_signature(rows[i]))
         return sigs
 
-    def selection(self, result: list[Message]) -> tuple[list[Message], list[int], list[int], bool]:
+    def selection(
+        self, result: list[Message]
+    ) -> tuple[list[Message], list[int], list[int], bool, list[tuple[Any, ...]]]:
         """Wire rows, exact and rough tokens of a ``select_context`` result (after :meth:`request`),
-        and whether its structure is exactly the unselected request's (so the history's structure
-        state applies). Costs C-level list operations plus Python work per row that differs from
+        whether its structure is exactly the unselected request's (so the history's structure
+        state applies), and each row's structure signature (the same object while a row is known
+        unchanged). Costs C-level list operations plus Python work per row that differs from
         both the previous result and the rows handed out."""
         n = len(result)
         # One C-level comparison: did the engine leave every row it was handed as it was?
@@ -195,7 +198,7 @@ class EngineViews:
         self._previous_version = self._version
         history_signatures = self._history_signatures()
         same_structure = n == len(self._source) and signatures == [*self._prefix_signatures, *history_signatures]
-        return wires, exact, rough, same_structure  # type: ignore[return-value]
+        return wires, exact, rough, same_structure, signatures  # type: ignore[return-value]
 
     def _resolve(self, m: Message, pristine: bool) -> tuple[Message, Message, int, int, tuple[Any, ...]]:
         """(reference content, wire, exact, rough, signature) of one returned row."""
