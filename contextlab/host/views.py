@@ -3,10 +3,11 @@
 The host never lets an engine touch its own rows (a mutating engine must not reach the history).
 Instead of a deep copy of the whole history on every hook call, it keeps *mirrors*: one private
 clone per history row, made when the row first goes to an engine and handed out again on every later
-call. Before each hand-out a mirror is checked against the host rows with one C-level ``==`` (string
-objects are shared, so this costs a pointer comparison per field); a row an engine changed is
-re-cloned. An engine that mutates what it was given therefore still changes nothing, and the next
-call sees pristine rows, as with fresh copies.
+call. The clones record the rows an engine changes (:mod:`contextlab.host.tracked`), so before a
+hand-out only those rows (and the newest ones, which the host may still stamp) are compared with the
+host rows; a row that differs is re-cloned. An engine that mutates what it was given therefore still
+changes nothing, and the next call sees pristine rows, as with fresh copies, at a cost per changed
+row instead of per history row.
 
 Because handed-out rows keep their identity, a row an engine returns unchanged (the very object it
 was given, equal to the host row) is recognised in O(1) and reuses the host's per-row results

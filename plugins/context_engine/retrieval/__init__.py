@@ -264,7 +264,8 @@ class RetrievalEngine(ContextEngine):
         content = f"[… {count} earlier turn group{'s' if count != 1 else ''} omitted …]"
         # One dict per distinct marker, reused while unchanged: a host can recognise it as already seen.
         marker = self._markers.get((role, content))
-        if marker is None or marker != {"role": role, "content": content}:
+        # Still exactly {"role": role, "content": content} (compared without building that dict).
+        if marker is None or len(marker) != 2 or marker.get("role") != role or marker.get("content") != content:
             marker = {"role": role, "content": content}
             self._markers[(role, content)] = marker
         return marker
