@@ -20,6 +20,7 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.measure.scan import RowScans, TextIndex
+from contextlab.measure.shell import command_artifacts, command_of, fenced_commands
 from contextlab.measure.text import (
     constraint_sentences,
     error_lines,
@@ -29,7 +30,7 @@ from contextlab.measure.text import (
     task_text,
 )
 from contextlab.messages import content_text, tool_calls
-from contextlab.transcripts.model import Transcript, written_by_person
+from contextlab.transcripts.model import FENCED_ACTIONS, Transcript, written_by_person
 
 KINDS = ("fact", "identifier", "error", "artifact", "instruction", "task")
 """Target kinds, in the order their columns appear."""
@@ -137,7 +138,7 @@ def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
     raw: list[Target] = []
     raw.extend(_identifier_targets(messages, payloads))
     raw.extend(_error_targets(messages))
-    raw.extend(_artifact_targets(messages))
+    raw.extend(_artifact_targets(messages, transcript.metadata.get("tool_calls") == FENCED_ACTIONS))
     raw.extend(_instruction_targets(messages))
     raw.extend(_task_targets(messages))
     if transcript.facts:
@@ -258,8 +259,8 @@ def artifact_op(tool_name: str) -> str:
     return "other"
 
 
-def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
-    """(tool name, paths in its arguments) for one tool call."""
+def call_arguments(call: dict[str, Any]) -> tuple[str, Any]:
+    """(tool name, parsed arguments; ``{}`` when they are not JSON) of one tool call."""
     raw_function = call.get("function")
     function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
     name = str(function.get("name") or call.get("name") or "")
@@ -270,6 +271,12 @@ def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
             args = json.loads(raw) if raw.strip() else {}
         except ValueError:
             args = {}
+    return name, args
+
+
+def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
+    """(tool name, paths in its arguments) for one tool call."""
+    name, args = call_arguments(call)
     paths: list[str] = []
     if isinstance(args, dict):
         for key in _PATH_KEYS:
@@ -282,21 +289,34 @@ def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
     return name, paths
 
 
-def _artifact_targets(messages: list[Message]) -> Iterator[Target]:
+def call_artifacts(call: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(op, path)`` for the files one tool call reads, edits or creates: path arguments by the
+    tool's name, and the file operands of a shell command (:mod:`contextlab.measure.shell`)."""
+    name, paths = call_paths(call)
+    op = artifact_op(name)
+    found = [] if op == "other" else [(op, path) for path in paths]
+    command = command_of(call_arguments(call)[1])
+    if command is not None:
+        found.extend(command_artifacts(command))
+    return found
+
+
+def _artifact_targets(messages: list[Message], fenced_actions: bool) -> Iterator[Target]:
+    """Artifacts of assistant tool calls, and of the fenced shell blocks of assistant messages when
+    the agent acts through them instead of tool calls (``fenced_actions``: mini-swe-agent)."""
     seen: set[str] = set()
     for index, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
-        for call in tool_calls(message):
-            name, paths = call_paths(call)
-            op = artifact_op(name)
-            if op == "other":
-                continue
-            for path in paths:
-                key = f"{op}:{path}"
-                if key not in seen:
-                    seen.add(key)
-                    yield Target("artifact", key, (path,), index, "assistant", op)
+        found = [artifact for call in tool_calls(message) for artifact in call_artifacts(call)]
+        if fenced_actions:
+            for command in fenced_commands(content_text(message)):
+                found.extend(command_artifacts(command))
+        for op, path in found:
+            key = f"{op}:{path}"
+            if key not in seen:
+                seen.add(key)
+                yield Target("artifact", key, (path,), index, "assistant", op)
 
 
 def is_real_user(message: Message) -> bool:

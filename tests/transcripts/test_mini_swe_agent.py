@@ -70,6 +70,13 @@ def test_observations_stay_user_messages_and_usage_attaches(tmp_path: Path) -> N
     )
     assert t.timestamps == {1: 1763511117.0, 3: 1763511130.0}
     assert t.model == "google/gemini-3-pro-preview" and t.source_format == "mini-swe-agent"
+    # The task is the person's; the command output is the environment's (never a user ask).
+    assert [m.get("display_kind") for m in t.messages] == [None, None, "observation", None]
+    from contextlab.measure.targets import targets_for
+
+    targets = targets_for(t).targets
+    assert [x.texts[0] for x in targets if x.kind == "task"] == ["<pr_description>fix</pr_description>"]
+    assert [x.key for x in targets if x.kind == "artifact"] == ["read:a.py"]  # from the fenced bash block
 
 
 def test_bad_message_names_its_index(tmp_path: Path) -> None:
