@@ -178,12 +178,24 @@ def _find_each(index: TextIndex, payloads: list[str]) -> list[set[int]]:
     return out
 
 
+def is_tool_output(message: Message) -> bool:
+    """A tool result, or an environment's output sent as a user row (``display_kind`` observation:
+    mini-swe-agent, SWE-agent without function calling)."""
+    return message.get("role") == "tool" or message.get("display_kind") == "observation"
+
+
 def _origin(message: Message) -> str:
+    if is_tool_output(message):
+        return "tool"
     role = message.get("role")
     return role if isinstance(role, str) else "user"
 
 
-def _call_id(message: Message) -> str | None:
+def _call_id(message: Message, index: int) -> str | None:
+    """What a re-fetch redoes: the tool call a result answers, or the action an observation row
+    answers (named by the row's transcript index: one observation, one command run)."""
+    if message.get("display_kind") == "observation":
+        return f"observation@{index}"
     value = message.get("tool_call_id")
     return value if message.get("role") == "tool" and isinstance(value, str) and value else None
 
@@ -203,7 +215,7 @@ def _gold_facts(transcript: Transcript) -> list[Target]:
                 _origin(message),
                 fact.category,
                 tuple(sorted(int(u) for u in uses.get(fact.fact_id, []))),
-                _call_id(message),
+                _call_id(message, index),
                 fact.needed_later,
             )
         )
@@ -222,7 +234,13 @@ def _identifier_targets(messages: list[Message], payloads: list[str]) -> Iterato
                 continue
             seen.add(token)
             yield Target(
-                "identifier", token, (token,), index, _origin(message), "identifier", source_call=_call_id(message)
+                "identifier",
+                token,
+                (token,),
+                index,
+                _origin(message),
+                "identifier",
+                source_call=_call_id(message, index),
             )
 
 
@@ -231,7 +249,7 @@ def _error_targets(messages: list[Message]) -> Iterator[Target]:
     first: dict[str, tuple[int, Message]] = {}
     done: set[str] = set()
     for index, message in enumerate(messages):
-        if message.get("role") != "tool":
+        if not is_tool_output(message):
             continue
         text = content_text(message)
         if text in done:
@@ -244,7 +262,7 @@ def _error_targets(messages: list[Message]) -> Iterator[Target]:
                 found.append(exemplar)
     for fingerprint, texts in exemplars.items():
         index, message = first[fingerprint]
-        yield Target("error", fingerprint, tuple(texts), index, "tool", "error", source_call=_call_id(message))
+        yield Target("error", fingerprint, tuple(texts), index, "tool", "error", source_call=_call_id(message, index))
 
 
 def artifact_op(tool_name: str) -> str:

@@ -60,6 +60,7 @@ _IDENTIFIER = re.compile(
     r"|[A-Z][A-Z0-9]{1,9}-[A-Z0-9-]*\d[A-Z0-9-]*"
 )
 _BACKTICKED = re.compile(r"`([^`\s]{5,80})`")
+_CLOSING_TAG = re.compile(r"</[A-Za-z][\w:-]*>")
 MIN_IDENTIFIER_CHARS = 5
 """Shorter tokens (``a.py``, ``#12``) occur by chance too often to say anything about retention."""
 
@@ -96,6 +97,8 @@ def identifiers(text: str) -> list[str]:
     """Identifier-like tokens of ``text``, in order of first occurrence, without duplicates."""
     if not text:
         return []
+    if "</" in text:
+        text = _CLOSING_TAG.sub(" ", text)  # `</output>` is markup, not the path `/output`
     ascii_plain = text.isascii() and _URL not in text
     found = _ascii_identifiers(text) if ascii_plain else _scanned_identifiers(text)
     if "`" in text:

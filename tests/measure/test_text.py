@@ -74,3 +74,9 @@ def test_error_lines_follow_splitlines_and_word_boundaries() -> None:
     assert [e for _, e in error_lines("ERROR: one and ERROR: two on a line\nno error here")] == [
         "ERROR: one and ERROR: two on a line"
     ]
+
+
+def test_closing_tags_are_markup_not_paths() -> None:
+    text = "<returncode>0</returncode>\n<output>see /srv/app/main.py and </span></output>"
+    assert identifiers(text) == ["/srv/app/main.py"]
+    assert identifiers("open /workspace now") == ["/workspace"]  # a one-segment path stays a path
