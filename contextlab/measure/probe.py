@@ -11,7 +11,6 @@ re-checking recoverability) happens only on the requests right after a commit.
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -163,6 +162,7 @@ class MeasureProbe:
         self._faith.update({"summary_status_upgrades": 0, "summary_status_undetermined": 0})
         self._faith_rows: list[dict[str, Any]] = []
         self._faith_memo = FaithfulnessMemo()
+        self._history_payloads: dict[int, tuple[Message, str]] = {}
         self._template = template_texts(self._engine)
         self._occurrences: dict[int, tuple[int, ...]] | None = None
         self._oracle: RecoveryOracle | None = None
@@ -277,28 +277,41 @@ class MeasureProbe:
             self._occurrences = self._scans.occurrences([other.message_index for other in self._targets])
         return self._occurrences.get(t, ())
 
-    def _item_rows(self) -> list[tuple[Any, ...]]:
-        """Summarised and removed targets of each commit, with what later requests needed them."""
-        rows = []
-        for request, t, outcome, ti in self._items:
-            target = self._targets[t]
-            uses = self._uses(t)
-            later = uses[bisect.bisect_left(uses, ti) :]
-            rows.append(
-                (
-                    request,
-                    target.kind,
-                    target.key,
-                    target.texts[0][:160],
-                    target.category,
-                    target.origin,
-                    outcome,
-                    bool(later),
-                    len(later),
-                    later[0] if later else None,
-                )
-            )
-        return rows
+    def _item_columns(self) -> dict[str, Any]:
+        """Summarised and removed targets of each commit, with what later requests needed them:
+        the ``compaction_items`` columns, built column-wise (a long run has tens of thousands)."""
+        items = self._items
+        requests, owners, outcomes, indices = zip(*items, strict=True)
+        # One entry per distinct target: labels, and its uses laid end to end, so that every item's
+        # first later use is one vectorised search over (target slot, transcript index) keys.
+        slot: dict[int, int] = {t: i for i, t in enumerate(dict.fromkeys(owners))}
+        targets = [self._targets[t] for t in slot]
+        uses = [self._uses(t) for t in slot]
+        starts = np.zeros(len(uses) + 1, dtype=np.int64)
+        np.cumsum([len(u) for u in uses], out=starts[1:])
+        flat = np.fromiter((x for u in uses for x in u), dtype=np.int64, count=int(starts[-1]))
+        at = np.asarray(indices, dtype=np.int64)
+        low = min(int(at.min()), int(flat.min()) if len(flat) else 0)
+        span = 1 + max(int(at.max()), int(flat.max()) if len(flat) else 0) - low
+        keys = np.repeat(np.arange(len(uses), dtype=np.int64), np.diff(starts)) * span + (flat - low)
+        item_slot = np.fromiter(map(slot.__getitem__, owners), dtype=np.int64, count=len(items))
+        first = np.searchsorted(keys, item_slot * span + (at - low))
+        later = starts[item_slot + 1] - first
+        has_later = later > 0
+        next_use = [int(flat[i]) if ok else None for i, ok in zip(first.tolist(), has_later.tolist(), strict=True)]
+        by_item = item_slot.tolist()
+        return {
+            "request": list(requests),
+            "kind": [targets[i].kind for i in by_item],
+            "key": [targets[i].key for i in by_item],
+            "text": [t[:160] for t in (targets[i].texts[0] for i in by_item)],
+            "category": [targets[i].category for i in by_item],
+            "origin": [targets[i].origin for i in by_item],
+            "outcome": list(outcomes),
+            "needed_later": has_later.tolist(),
+            "later_uses": later.tolist(),
+            "next_use": next_use,
+        }
 
     def _set_reach(self, t: int, reach: Reach) -> None:
         self._forget_reach(t)
@@ -496,7 +509,7 @@ class MeasureProbe:
             }
         )
         if written:
-            source = "\n".join(message_payload(m) for m in (*before, *appended))
+            source = self._source_rows(before, range(self._previous_index, max(self._previous_index, ti)))
             result = check_summaries(summary_texts, source, memo=self._faith_memo, template=self._template)
             self._faith["summaries_checked"] += len(written)
             self._faith["summary_identifiers"] += result.identifiers
@@ -507,6 +520,24 @@ class MeasureProbe:
                 self._faith_rows.append({"request": request, "finding": "unsupported_identifier", "text": token})
             for sentence in result.upgrades:
                 self._faith_rows.append({"request": request, "finding": "status_upgrade", "text": sentence})
+
+    def _source_rows(self, before: Sequence[Message], appended: range) -> list[str]:
+        """The payloads of what the engine summarised: the history before the commit, then the
+        transcript rows appended since. A history row keeps its payload (by identity) from one
+        commit to the next; transcript rows' payloads were rendered once with the targets."""
+        memo = self._history_payloads
+        kept: dict[int, tuple[Message, str]] = {}
+        rows = []
+        for message in before:
+            hit = memo.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, message_payload(message))
+            kept[id(message)] = hit
+            rows.append(hit[1])
+        self._history_payloads = kept  # only rows still in the history: memory stays one history
+        transcript = self._scans.payloads
+        rows.extend(transcript[i] for i in appended)
+        return rows
 
     # ------------------------------------------------------------------ end of run
 
@@ -583,7 +614,9 @@ class MeasureProbe:
         return {
             "probes": self._probe_frame(),
             "compaction_diff": pd.DataFrame(self._diff_rows, columns=DIFF_COLUMNS),
-            "compaction_items": pd.DataFrame(self._item_rows(), columns=ITEM_COLUMNS).sort_values(
+            "compaction_items": pd.DataFrame(
+                self._item_columns() if self._items else [], columns=ITEM_COLUMNS
+            ).sort_values(
                 ["request", "needed_later", "later_uses", "kind", "key"],
                 ascending=[True, False, False, True, True],
                 kind="stable",

@@ -1,0 +1,142 @@
+"""The probe's incremental structures against the from-scratch computation they replace.
+
+* Summary faithfulness keeps, per source row, what it found for each identifier at earlier commits;
+  across commits whose history grows, shrinks (compaction) and carries earlier summaries, every
+  result equals a check of the whole source joined into one text with no memo, and a naive
+  line-by-line reading of the rule.
+* ``compaction_items`` ranks dropped targets by their later uses with one vectorised search; it
+  equals a per-item binary search over each target's uses.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+
+from contextlab import load_dataset, replay
+from contextlab.measure.faithfulness import (
+    _DONE,
+    _ENGINE_ID,
+    _NOT_DONE,
+    _SENTENCE,
+    FaithfulnessMemo,
+    _done_names,
+    check_summaries,
+)
+from contextlab.measure.probe import ITEM_COLUMNS, MeasureProbe
+from contextlab.measure.text import identifiers
+from tests.measure.test_probe import SummarizingEngine
+
+NAMES = ["src/app_1.py", "src/app_2.py", "lib/core.py", "build-4417", "v1.2.3", "cafe1234beef", "tests/test_x.py"]
+STATUS = ["passed", "failed", "started", "is fixed", "still pending", "was merged", "looks fine", "has an error"]
+
+
+def _line(rng: random.Random) -> str:
+    words = [rng.choice(["the", "run", "of", "check", "and"]) for _ in range(rng.randint(0, 3))]
+    if rng.random() < 0.7:
+        words.insert(rng.randint(0, len(words)), rng.choice(NAMES))
+    if rng.random() < 0.6:
+        words.append(rng.choice(STATUS))
+    if rng.random() < 0.2:
+        words.append(rng.choice(NAMES)[:-2])  # a truncated identifier
+    return " ".join(words)
+
+
+def _row(rng: random.Random) -> str:
+    return "\n".join(_line(rng) for _ in range(rng.randint(1, 4)))
+
+
+def _summary(rng: random.Random) -> str:
+    sentences = []
+    for _ in range(rng.randint(1, 5)):
+        name = rng.choice([*NAMES, "src/app_9.py", "unknown-7781"])  # some never in any source
+        sentences.append(f"{name} {rng.choice(STATUS)}.")
+    if rng.random() < 0.3:
+        sentences.append("All tests passed.")
+    return " ".join(sentences)
+
+
+def _naive(summaries: list[str], source: str, verified: set[str]) -> tuple[int, list[str], list[str], int]:
+    """The rule read literally: claimed identifiers, substring support, status over whole lines."""
+    claimed = list(dict.fromkeys(t for s in summaries for t in identifiers(s) if not _ENGINE_ID.match(t)))
+    unsupported = []
+    for token in claimed:
+        if token not in verified:
+            if token in source:
+                verified.add(token)
+            else:
+                unsupported.append(token)
+    upgrades, undetermined = [], 0
+    lines = source.split("\n")
+    for summary in summaries:
+        for sentence in _SENTENCE.split(summary):
+            names = _done_names(sentence)
+            if names is None:
+                continue
+            if not names:
+                undetermined += 1
+                continue
+            flags = []
+            for name in names:
+                if name not in verified:
+                    continue
+                naming = [line for line in lines if name in line]
+                if naming:
+                    flags.append((any(_DONE.search(x) for x in naming), any(_NOT_DONE.search(x) for x in naming)))
+            if flags and all(not_done and not done for done, not_done in flags):
+                upgrades.append(sentence.strip()[:200])
+    return len(claimed), unsupported, upgrades, undetermined
+
+
+def test_faithfulness_by_rows_equals_the_joined_source_as_history_grows_and_shrinks() -> None:
+    seen = {"upgrades": 0, "unsupported": 0, "clean": 0}
+    for seed in range(40):
+        rng = random.Random(seed)
+        memo = FaithfulnessMemo()
+        history = [_row(rng) for _ in range(rng.randint(1, 6))]
+        for _commit in range(8):
+            appended = [_row(rng) for _ in range(rng.randint(0, 4))]
+            summaries = [_summary(rng) for _ in range(rng.randint(1, 2))]
+            source = history + appended
+            verified = set(memo.verified)
+            scratch = check_summaries(summaries, "\n".join(source), memo=FaithfulnessMemo(verified=set(verified)))
+            naive = _naive(summaries, "\n".join(source), set(verified))
+            found = check_summaries(summaries, source, memo=memo)
+            got = (found.identifiers, found.unsupported, found.upgrades, found.undetermined)
+            assert got == (scratch.identifiers, scratch.unsupported, scratch.upgrades, scratch.undetermined), seed
+            assert got == naive, seed
+            seen["upgrades"] += len(found.upgrades)
+            seen["unsupported"] += len(found.unsupported)
+            seen["clean"] += not found.upgrades
+            # The commit: some rows dropped (a compaction), the summaries become rows, a row may repeat.
+            kept = [row for row in source if rng.random() < 0.6]
+            history = [*summaries, *kept, *(kept[:1] if kept and rng.random() < 0.3 else [])]
+        assert any(memo.rows.values()), seed
+    assert all(seen.values()), seen  # every outcome occurs, so the comparison means something
+
+
+class KeptProbe(MeasureProbe):
+    """The probe itself as the run's observer (not a clone), so the test can read its state."""
+
+    def clone(self) -> KeptProbe:
+        return self
+
+
+def test_compaction_items_rank_by_a_search_over_each_targets_uses() -> None:
+    for name, engine, window in (
+        ("support-agent", "compressor", 64_000),
+        ("coding-agent-short", SummarizingEngine(threshold_tokens=6000, keep=3), 16_000),
+    ):
+        probe = KeptProbe()
+        replay(load_dataset(name), engine, context_length=window, probes=False, observers=[probe])
+        assert len(probe._items) > 5
+        columns = probe._item_columns()
+        for n, (request, target, outcome, ti) in enumerate(probe._items):
+            uses = probe._uses(target)
+            later = uses[bisect.bisect_left(uses, ti) :]
+            x = probe._targets[target]
+            expected = (request, x.kind, x.key, x.texts[0][:160], x.category, x.origin, outcome)
+            assert tuple(columns[c][n] for c in ITEM_COLUMNS[:7]) == expected
+            assert columns["needed_later"][n] == bool(later) and columns["later_uses"][n] == len(later)
+            assert columns["next_use"][n] == (later[0] if later else None)
+        assert any(columns["needed_later"]) and not all(columns["needed_later"])
