@@ -92,6 +92,19 @@ def _classify(raw: str) -> str | None:
     return token if _IDENTIFIER.fullmatch(token) is not None else None
 
 
+_IDENTIFIER_ASCII = re.compile(_IDENTIFIER.pattern.encode("ascii"))
+"""``_IDENTIFIER`` over bytes: on ASCII text without ``://`` (the URL branch, the only one whose whitespace
+class differs) it matches exactly what the str pattern matches, without decoding the candidate."""
+
+
+def _classify_ascii(raw: bytes) -> str | None:
+    """:func:`_classify` of an ASCII run of a text without ``://``, decoded only when it is an identifier."""
+    token = raw.rstrip(b".,:;-")
+    if len(token) < MIN_IDENTIFIER_CHARS or _ASCII_MARKS.isdisjoint(token):
+        return None
+    return token.decode("ascii") if _IDENTIFIER_ASCII.fullmatch(token) is not None else None
+
+
 def identifiers(text: str) -> list[str]:
     """Identifier-like tokens of ``text``, in order of first occurrence, without duplicates."""
     if not text:
@@ -121,7 +134,7 @@ def _ascii_identifiers(text: str) -> dict[str, None]:
         if len(raw) < MIN_IDENTIFIER_CHARS or _ASCII_MARKS.isdisjoint(raw):
             memo[raw] = None
         else:
-            memo[raw] = _classify(raw.decode("ascii"))
+            memo[raw] = _classify_ascii(raw)
     return dict.fromkeys(filter(None, map(memo.__getitem__, runs)))
 
 

@@ -28,7 +28,17 @@ from contextlab.measure.text import identifiers
 from tests.measure.test_probe import SummarizingEngine
 
 NAMES = ["src/app_1.py", "src/app_2.py", "lib/core.py", "build-4417", "v1.2.3", "cafe1234beef", "tests/test_x.py"]
-STATUS = ["passed", "failed", "started", "is fixed", "still pending", "was merged", "looks fine", "has an error"]
+STATUS = [
+    "passed",
+    "FAILED",
+    "Started",
+    "is Fixed",
+    "still pending",
+    "was merged",
+    "looks fine",
+    "has an error",
+    "déjà PASSED",
+]
 
 
 def _line(rng: random.Random) -> str:

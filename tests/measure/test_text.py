@@ -74,3 +74,19 @@ def test_error_lines_follow_splitlines_and_word_boundaries() -> None:
     assert [e for _, e in error_lines("ERROR: one and ERROR: two on a line\nno error here")] == [
         "ERROR: one and ERROR: two on a line"
     ]
+
+
+def test_the_fast_ascii_path_equals_the_regex_scan_on_a_whole_session() -> None:
+    # Every ASCII payload of a generated session: the byte-level classification (no decoding of
+    # rejected runs) finds exactly the identifiers, in order, that the str regex scan finds.
+    from contextlab import load_dataset
+    from contextlab.measure.text import _ascii_identifiers, _scanned_identifiers, forget_identifiers, message_payload
+
+    payloads = [message_payload(m) for m in load_dataset("coding-agent-short").messages]
+    plain = [p for p in payloads if p.isascii() and "://" not in p]
+    assert len(plain) > 20
+    forget_identifiers()
+    fast = [list(_ascii_identifiers(p)) for p in plain]
+    forget_identifiers()
+    assert fast == [list(_scanned_identifiers(p)) for p in plain]
+    assert sum(map(len, fast)) > 30
