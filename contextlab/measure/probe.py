@@ -129,6 +129,7 @@ class MeasureProbe:
         else:
             self._scans = scans_for(transcript)
         self._order = sorted(range(len(targets)), key=lambda i: (targets[i].message_index, i))
+        self._kind_codes = np.array([KINDS.index(t.kind) for t in targets], dtype=np.int64)
         self._next = 0
         self._eligible = bytearray(len(targets))
         self._counts = [0] * len(targets)
@@ -240,7 +241,7 @@ class MeasureProbe:
 
         row: dict[str, Any] = {}
         if committed and not self.facts_only:
-            self._on_commit(view, found_list)
+            self._on_commit(view, touched)
             if self._oracle is not None:
                 # The engine's store changed: missing facts not known to be reachable are looked up
                 # again (a reachable fact stays reachable: recall stores only grow; docs/metrics.md).
@@ -453,7 +454,7 @@ class MeasureProbe:
 
     # ------------------------------------------------------------------ commits
 
-    def _on_commit(self, view: RequestView, found_list: list[frozenset[int]]) -> None:
+    def _on_commit(self, view: RequestView, touched: dict[int, bool]) -> None:
         """The history was replaced since the previous request: diff it and check new summaries."""
         before, after = self._previous_history, view.history
         transcript = self._transcript.messages
@@ -478,23 +479,27 @@ class MeasureProbe:
         request = view.request
         counts = self._counts
         # Targets that were in the previous request: kept, summarised (only in new rows) or removed.
-        in_summary: set[int] = set()
-        for text in summary_texts:
-            in_summary |= self._scan_text(message_payload({"role": "assistant", "content": text}))
-        before_present = {t for found in self._previous_found for t in found}
+        in_summary = self._summary_targets(summary_texts)
+        before_present: set[int] = set().union(*self._previous_found)
+        # A target of the previous request that this request did not touch still has its count (> 0)
+        # and is kept, unless a new summary row names it: only the touched ones that were present
+        # and those named in the summaries are classified one by one; the rest are counted by kind.
+        candidates = sorted({t for t, was in touched.items() if was}.union(in_summary & before_present))
+        present = np.fromiter(before_present, dtype=np.int64, count=len(before_present))
+        kept_n = np.bincount(self._kind_codes[present], minlength=len(KINDS)).tolist()
         tallies: dict[str, int] = {}
         ti = view.transcript_index
-        for t in sorted(before_present):
+        for t in candidates:
+            kind = self._targets[t].kind
             if counts[t] > 0 and not (t in in_summary and counts[t] <= 1):
-                outcome = "kept"
-            elif counts[t] > 0:
-                outcome = "summarised"
-            else:
-                outcome = "removed"
-            target = self._targets[t]
-            tallies[f"{target.kind}_{outcome}"] = tallies.get(f"{target.kind}_{outcome}", 0) + 1
-            if outcome != "kept":
-                self._items.append((request, t, outcome, ti))
+                continue
+            outcome = "summarised" if counts[t] > 0 else "removed"
+            kept_n[KINDS.index(kind)] -= 1
+            tallies[f"{kind}_{outcome}"] = tallies.get(f"{kind}_{outcome}", 0) + 1
+            self._items.append((request, t, outcome, ti))
+        for kind, n in zip(KINDS, kept_n, strict=True):
+            if n:
+                tallies[f"{kind}_kept"] = n
         self._diff_rows.append(
             {
                 "request": request,
@@ -520,6 +525,13 @@ class MeasureProbe:
                 self._faith_rows.append({"request": request, "finding": "unsupported_identifier", "text": token})
             for sentence in result.upgrades:
                 self._faith_rows.append({"request": request, "finding": "status_upgrade", "text": sentence})
+
+    def _summary_targets(self, summary_texts: list[str]) -> set[int]:
+        """Targets named in the rows the engine wrote at this commit."""
+        found: set[int] = set()
+        for text in summary_texts:
+            found |= self._scan_text(message_payload({"role": "assistant", "content": text}))
+        return found
 
     def _source_rows(self, before: Sequence[Message], appended: range) -> list[str]:
         """The payloads of what the engine summarised: the history before the commit, then the

@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterator
 from itertools import filterfalse
 
+import ahocorasick_rs
+
 from contextlab.engine import Message
 from contextlab.engines.summarizers.extractive import error_fingerprint  # one fingerprint rule for engines and probes
 from contextlab.messages import content_text, tool_call_arguments, tool_calls
@@ -162,9 +164,15 @@ def _scanned_identifiers(text: str) -> dict[str, None]:
 
 
 _ERROR_LINE = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|PANIC|FAIL(?:ED|URE)?|Traceback|Exception|Error:)")
-_ERROR_WORD = re.compile(r"ERROR|FATAL|CRITICAL|PANIC|FAIL|Traceback|Exception|Error:")
-"""``_ERROR_LINE`` without the leading word boundary: a plain alternation Python's regex engine scans
-several times faster; the boundary is checked on each hit."""
+_ERROR_WORDS = ahocorasick_rs.AhoCorasick(
+    ["ERROR", "FATAL", "CRITICAL", "PANIC", "FAIL", "Traceback", "Exception", "Error:"],
+    matchkind=ahocorasick_rs.MatchKind.LeftmostFirst,
+)
+"""``_ERROR_LINE``'s words without the leading word boundary, found by Aho-Corasick (three times as fast
+as the regex alternation). Leftmost-first, non-overlapping matching is what ``re.finditer`` of the
+alternation ``ERROR|FATAL|...`` finds: the leftmost match, the first listed word at that position,
+then on from its end. The boundary is checked on each hit."""
+
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 """Line breaks ``str.splitlines`` honours besides ``\\n``."""
 EXEMPLAR_CHARS = 100
@@ -176,8 +184,7 @@ def error_lines(text: str) -> Iterator[tuple[str, str]]:
     if not text:
         return
     line_end = -1
-    for hit in _ERROR_WORD.finditer(text):
-        at = hit.start()
+    for _word, at, _end in _ERROR_WORDS.find_matches_as_indexes(text):
         if at < line_end:
             continue  # this line is already reported
         if at:

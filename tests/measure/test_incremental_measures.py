@@ -4,6 +4,8 @@
   across commits whose history grows, shrinks (compaction) and carries earlier summaries, every
   result equals a check of the whole source joined into one text with no memo, and a naive
   line-by-line reading of the rule.
+* A compaction diff classifies only the targets a commit touched or a new summary names; its
+  tallies and items equal classifying every target of the previous request.
 * ``compaction_items`` ranks dropped targets by their later uses with one vectorised search; it
   equals a per-item binary search over each target's uses.
 """
@@ -14,6 +16,7 @@ import bisect
 import random
 
 from contextlab import load_dataset, replay
+from contextlab.host.observers import RequestView
 from contextlab.measure.faithfulness import (
     _DONE,
     _ENGINE_ID,
@@ -23,7 +26,7 @@ from contextlab.measure.faithfulness import (
     _done_names,
     check_summaries,
 )
-from contextlab.measure.probe import ITEM_COLUMNS, MeasureProbe
+from contextlab.measure.probe import ITEM_COLUMNS, MeasureProbe, _diff_keys
 from contextlab.measure.text import identifiers
 from tests.measure.test_probe import SummarizingEngine
 
@@ -150,3 +153,44 @@ def test_compaction_items_rank_by_a_search_over_each_targets_uses() -> None:
             assert columns["needed_later"][n] == bool(later) and columns["later_uses"][n] == len(later)
             assert columns["next_use"][n] == (later[0] if later else None)
         assert any(columns["needed_later"]) and not all(columns["needed_later"])
+
+
+class CheckedDiffProbe(KeptProbe):
+    """Classifies every target of the previous request at each commit, as the diff did before it
+    looked only at the touched ones, and compares the tallies and items."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.checked = 0
+
+    def _summary_targets(self, summary_texts: list[str]) -> set[int]:
+        self.in_summary = super()._summary_targets(summary_texts)
+        return self.in_summary
+
+    def _on_commit(self, view: RequestView, touched: dict[int, bool]) -> None:
+        before_present = sorted({t for found in self._previous_found for t in found})
+        items = len(self._items)
+        super()._on_commit(view, touched)
+        counts, tallies, expected_items = self._counts, dict.fromkeys(_diff_keys(), 0), []
+        for t in before_present:
+            if counts[t] > 0 and not (t in self.in_summary and counts[t] <= 1):
+                outcome = "kept"
+            else:
+                outcome = "summarised" if counts[t] > 0 else "removed"
+                expected_items.append((view.request, t, outcome, view.transcript_index))
+            tallies[f"{self._targets[t].kind}_{outcome}"] += 1
+        assert {k: self._diff_rows[-1][k] for k in tallies} == tallies
+        assert self._items[items:] == expected_items
+        self.checked += 1
+
+
+def test_compaction_diff_tallies_equal_classifying_every_target_of_the_previous_request() -> None:
+    for name, engine, window in (
+        ("support-agent", "compressor", 64_000),
+        ("support-agent", "lcm", 64_000),
+        ("coding-agent-short", SummarizingEngine(threshold_tokens=6000, keep=3), 16_000),
+    ):
+        probe = CheckedDiffProbe()
+        replay(load_dataset(name), engine, context_length=window, probes=False, observers=[probe])
+        assert probe.checked >= 1, (name, engine)
+        assert any(row["identifier_kept"] and row["identifier_removed"] for row in probe._diff_rows)

@@ -90,3 +90,23 @@ def test_the_fast_ascii_path_equals_the_regex_scan_on_a_whole_session() -> None:
     forget_identifiers()
     assert fast == [list(_scanned_identifiers(p)) for p in plain]
     assert sum(map(len, fast)) > 30
+
+
+def test_error_words_are_found_where_the_regex_alternation_finds_them() -> None:
+    # The Aho-Corasick scan (leftmost-first, non-overlapping) against re.finditer of the alternation.
+    import re
+
+    from contextlab import load_dataset
+    from contextlab.measure.text import _ERROR_WORDS
+    from contextlab.messages import content_text
+
+    alternation = re.compile(r"ERROR|FATAL|CRITICAL|PANIC|FAIL|Traceback|Exception|Error:")
+    texts = [content_text(m) for m in load_dataset("support-agent").messages]
+    texts += ["ERRORERROR FAILED FATAL_FAIL xFAILURE Error:Exception TracebackCRITICAL PANICERROR:"]
+    texts += ["FAFATAL ERRERROR Errors: Error:: Exceptions ééFAIL"]
+    hits = 0
+    for text in texts:
+        expected = [m.start() for m in alternation.finditer(text)]
+        assert [start for _word, start, _end in _ERROR_WORDS.find_matches_as_indexes(text)] == expected, text
+        hits += len(expected)
+    assert hits > 20
