@@ -278,9 +278,11 @@ class MeasureProbe:
             self._occurrences = self._scans.occurrences([other.message_index for other in self._targets])
         return self._occurrences.get(t, ())
 
-    def _item_columns(self) -> dict[str, Any]:
+    def _item_columns(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Summarised and removed targets of each commit, with what later requests needed them:
-        the ``compaction_items`` columns, built column-wise (a long run has tens of thousands)."""
+        the ``compaction_items`` columns in item order, and the order that ranks them (request,
+        needed later first, most later uses first, kind, key). Built column-wise: a long compacting
+        run has tens of thousands of items."""
         items = self._items
         requests, owners, outcomes, indices = zip(*items, strict=True)
         # One entry per distinct target: labels, and its uses laid end to end, so that every item's
@@ -299,20 +301,50 @@ class MeasureProbe:
         first = np.searchsorted(keys, item_slot * span + (at - low))
         later = starts[item_slot + 1] - first
         has_later = later > 0
-        next_use = [int(flat[i]) if ok else None for i, ok in zip(first.tolist(), has_later.tolist(), strict=True)]
-        by_item = item_slot.tolist()
-        return {
-            "request": list(requests),
-            "kind": [targets[i].kind for i in by_item],
-            "key": [targets[i].key for i in by_item],
-            "text": [t[:160] for t in (targets[i].texts[0] for i in by_item)],
-            "category": [targets[i].category for i in by_item],
-            "origin": [targets[i].origin for i in by_item],
-            "outcome": list(outcomes),
-            "needed_later": has_later.tolist(),
-            "later_uses": later.tolist(),
+        following = flat[np.minimum(first, len(flat) - 1)] if len(flat) else np.zeros(len(items), dtype=np.int64)
+        # The dtype a list of these values gets: int64 when all are set, float64 (NaN) when some.
+        if has_later.all():
+            next_use: np.ndarray = following
+        elif has_later.any():
+            next_use = np.where(has_later, following, np.nan)
+        else:
+            next_use = np.full(len(items), None, dtype=object)
+
+        def label(values: list[str]) -> np.ndarray:
+            return np.array(values, dtype=object)[item_slot]
+
+        def rank(values: list[str]) -> np.ndarray:  # equal strings rank equal (ties go to the next key)
+            position = {value: i for i, value in enumerate(sorted(set(values)))}
+            return np.fromiter(map(position.__getitem__, values), dtype=np.int64, count=len(values))[item_slot]
+
+        kinds, names = [x.kind for x in targets], [x.key for x in targets]
+        columns = {
+            "request": np.asarray(requests, dtype=np.int64),
+            "kind": label(kinds),
+            "key": label(names),
+            "text": label([x.texts[0][:160] for x in targets]),
+            "category": label([x.category for x in targets]),
+            "origin": label([x.origin for x in targets]),
+            "outcome": np.array(outcomes, dtype=object),
+            "needed_later": has_later,
+            "later_uses": later,
             "next_use": next_use,
         }
+        # lexsort is stable and takes its last key first: what sort_values(kind="stable") does.
+        order = np.lexsort((rank(names), rank(kinds), -later, ~has_later, columns["request"]))
+        return columns, order
+
+    def _item_frame(self) -> pd.DataFrame:
+        """The ``compaction_items`` frame, ranked."""
+        if not self._items:
+            return pd.DataFrame([], columns=ITEM_COLUMNS).sort_values(
+                ["request", "needed_later", "later_uses", "kind", "key"],
+                ascending=[True, False, False, True, True],
+                kind="stable",
+                ignore_index=True,
+            )
+        columns, order = self._item_columns()
+        return pd.DataFrame({name: values[order] for name, values in columns.items()}, columns=ITEM_COLUMNS)
 
     def _set_reach(self, t: int, reach: Reach) -> None:
         self._forget_reach(t)
@@ -626,14 +658,7 @@ class MeasureProbe:
         return {
             "probes": self._probe_frame(),
             "compaction_diff": pd.DataFrame(self._diff_rows, columns=DIFF_COLUMNS),
-            "compaction_items": pd.DataFrame(
-                self._item_columns() if self._items else [], columns=ITEM_COLUMNS
-            ).sort_values(
-                ["request", "needed_later", "later_uses", "kind", "key"],
-                ascending=[True, False, False, True, True],
-                kind="stable",
-                ignore_index=True,
-            ),
+            "compaction_items": self._item_frame(),
             "faithfulness": pd.DataFrame(self._faith_rows, columns=["request", "finding", "text"]),
         }
 

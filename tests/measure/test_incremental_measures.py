@@ -15,6 +15,8 @@ from __future__ import annotations
 import bisect
 import random
 
+import pandas as pd
+
 from contextlab import load_dataset, replay
 from contextlab.host.observers import RequestView
 from contextlab.measure.faithfulness import (
@@ -135,6 +137,13 @@ class KeptProbe(MeasureProbe):
         return self
 
 
+def expected_row(probe: MeasureProbe, item: tuple[int, int, str, int]) -> tuple[object, ...]:
+    """An item's labels, read off its target."""
+    request, target, outcome, _ti = item
+    x = probe._targets[target]
+    return (request, x.kind, x.key, x.texts[0][:160], x.category, x.origin, outcome)
+
+
 def test_compaction_items_rank_by_a_search_over_each_targets_uses() -> None:
     for name, engine, window in (
         ("support-agent", "compressor", 64_000),
@@ -143,16 +152,31 @@ def test_compaction_items_rank_by_a_search_over_each_targets_uses() -> None:
         probe = KeptProbe()
         replay(load_dataset(name), engine, context_length=window, probes=False, observers=[probe])
         assert len(probe._items) > 5
-        columns = probe._item_columns()
+        columns, _order = probe._item_columns()
         for n, (request, target, outcome, ti) in enumerate(probe._items):
             uses = probe._uses(target)
             later = uses[bisect.bisect_left(uses, ti) :]
-            x = probe._targets[target]
-            expected = (request, x.kind, x.key, x.texts[0][:160], x.category, x.origin, outcome)
+            expected = expected_row(probe, (request, target, outcome, ti))
             assert tuple(columns[c][n] for c in ITEM_COLUMNS[:7]) == expected
             assert columns["needed_later"][n] == bool(later) and columns["later_uses"][n] == len(later)
-            assert columns["next_use"][n] == (later[0] if later else None)
-        assert any(columns["needed_later"]) and not all(columns["needed_later"])
+            next_use = columns["next_use"][n]
+            assert (next_use == later[0]) if later else (next_use is None or next_use != next_use)
+        assert columns["needed_later"].any() and not columns["needed_later"].all()
+        # The ranked frame is what a stable pandas sort of the rows in item order gives.
+        plain = pd.DataFrame(
+            [
+                (*expected_row(probe, item), *(columns[c][n] for c in ITEM_COLUMNS[7:]))
+                for n, item in enumerate(probe._items)
+            ],
+            columns=ITEM_COLUMNS,
+        )
+        expected_frame = plain.sort_values(
+            ["request", "needed_later", "later_uses", "kind", "key"],
+            ascending=[True, False, False, True, True],
+            kind="stable",
+            ignore_index=True,
+        )
+        pd.testing.assert_frame_equal(probe.frames()["compaction_items"], expected_frame, check_exact=True)
 
 
 class CheckedDiffProbe(KeptProbe):
