@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import ahocorasick_rs
 
@@ -93,12 +94,25 @@ def without_template(summary: str, template: Sequence[str]) -> str:
     return summary
 
 
+class RowIndex(Protocol):
+    """What a caller may already know about the source rows: which literal texts each contains."""
+
+    def sole_owner(self, text: str) -> int | None:
+        """A key standing for ``text`` (None: this index does not know the text)."""
+        ...
+
+    def find(self, payload: str) -> frozenset[int]:
+        """The keys of the known texts that occur in ``payload``."""
+        ...
+
+
 def check_summaries(
     summaries: list[str],
     source: str | Sequence[str],
     verified: set[str] | None = None,
     memo: FaithfulnessMemo | None = None,
     template: Sequence[str] = (),
+    index: RowIndex | None = None,
 ) -> Faithfulness:
     """Check engine-written ``summaries`` against ``source`` (the text the engine summarised: one
     string, or its rows, as if joined by line breaks).
@@ -109,6 +123,8 @@ def check_summaries(
     about the source, so it is cut out before checking. Identifiers hold no line break, so one
     occurs in the joined source exactly when it occurs in one of its rows, and each line lies
     within one row: giving the rows lets ``memo`` reuse what it found per row at earlier commits.
+    ``index`` (the probe's scans of every payload it has seen) answers which rows hold the
+    identifiers it knows without searching the rows again.
     """
     out = Faithfulness()
     shared = memo if memo is not None else FaithfulnessMemo()
@@ -147,7 +163,7 @@ def check_summaries(
     named = {t for _sentence, names in done_sentences for t in names if t in known}
     if not named:
         return out
-    status = _line_status(named, rows, shared)
+    status = _line_status(named, rows, shared, index)
     for sentence, tokens in done_sentences:
         checked = [status[t] for t in tokens if t in status]
         if checked and all(flags[1] and not flags[0] for flags in checked):
@@ -155,7 +171,9 @@ def check_summaries(
     return out
 
 
-def _line_status(named: set[str], rows: Sequence[str], memo: FaithfulnessMemo) -> dict[str, tuple[bool, bool]]:
+def _line_status(
+    named: set[str], rows: Sequence[str], memo: FaithfulnessMemo, index: RowIndex | None = None
+) -> dict[str, tuple[bool, bool]]:
     """For each of ``named`` that occurs in ``rows``: whether some line naming it says done, and
     whether some says not done (ORed over every line; a row is searched once per identifier)."""
     entries = []
@@ -168,14 +186,24 @@ def _line_status(named: set[str], rows: Sequence[str], memo: FaithfulnessMemo) -
         if not named <= entry[0]:
             pending.setdefault(frozenset(named - entry[0]), []).append((row, *entry))
     for missing, group in pending.items():
-        # Rows missing the same identifiers (new rows: all of them; older rows: this commit's new
-        # ones) are searched with one automaton each, instead of one substring search per pair.
-        automaton = ahocorasick_rs.AhoCorasick(list(missing), store_patterns=True) if len(missing) > 2 else None
+        # Identifiers the index knows are looked up in its answer for the row (no search); rows
+        # missing the same other identifiers (new rows: all; older rows: this commit's new names)
+        # are searched with one automaton each, not one substring search per row and identifier.
+        owners = {token: index.sole_owner(token) for token in missing} if index is not None else {}
+        known = {token: key for token, key in owners.items() if key is not None}
+        rest = [token for token in missing if token not in known]
+        automaton = ahocorasick_rs.AhoCorasick(rest, store_patterns=True) if len(rest) > 2 else None
         for row, checked, found in group:
-            present = set(automaton.find_matches_as_strings(row, overlapping=True)) if automaton else missing
+            present: set[str] = set()
+            if known:
+                keys = index.find(row) if index is not None else frozenset()
+                present.update(token for token, key in known.items() if key in keys)
+            if automaton is not None:
+                present.update(automaton.find_matches_as_strings(row, overlapping=True))
+            else:
+                present.update(token for token in rest if token in row)
             for token in present:
-                if automaton is not None or token in row:
-                    found[token] = _row_flags(row, token, memo.lines)
+                found[token] = _row_flags(row, token, memo.lines)
             checked |= missing
     status: dict[str, tuple[bool, bool]] = {}
     for _checked, found in entries:

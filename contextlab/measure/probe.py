@@ -547,7 +547,9 @@ class MeasureProbe:
         )
         if written:
             source = self._source_rows(before, range(self._previous_index, max(self._previous_index, ti)))
-            result = check_summaries(summary_texts, source, memo=self._faith_memo, template=self._template)
+            result = check_summaries(
+                summary_texts, source, memo=self._faith_memo, template=self._template, index=self._scans
+            )
             self._faith["summaries_checked"] += len(written)
             self._faith["summary_identifiers"] += result.identifiers
             self._faith["summary_unsupported_identifiers"] += len(result.unsupported)

@@ -73,6 +73,13 @@ class RowScans:
                     owners[position[text]].append(t)
         self.index = index
         self.targets_of_text = [tuple(o) for o in owners]
+        # Per text, a target whose only text it is: that target is found in a payload exactly when
+        # the text occurs in it (see sole_owner).
+        self._sole: dict[str, int] = {}
+        for t, texts in enumerate(target_texts):
+            distinct = set(texts)
+            if len(distinct) == 1:
+                self._sole.setdefault(next(iter(distinct)), t)
         self.payloads = list(payloads)
         self._memo: dict[str, frozenset[int]] = {}
         self._rows: list[frozenset[int]] | None = None
@@ -92,6 +99,11 @@ class RowScans:
             if len(self._memo) < MEMO_PAYLOADS:
                 self._memo[payload] = found
         return found
+
+    def sole_owner(self, text: str) -> int | None:
+        """A target whose only text is ``text`` (None: there is none): ``text`` occurs in a payload
+        exactly when :meth:`find` of that payload holds this target."""
+        return self._sole.get(text)
 
     def rows(self) -> list[frozenset[int]]:
         """Targets found in each transcript row."""

@@ -29,6 +29,7 @@ from contextlab.measure.faithfulness import (
     check_summaries,
 )
 from contextlab.measure.probe import ITEM_COLUMNS, MeasureProbe, _diff_keys
+from contextlab.measure.scan import RowScans, TextIndex
 from contextlab.measure.text import identifiers
 from tests.measure.test_probe import SummarizingEngine
 
@@ -107,7 +108,11 @@ def test_faithfulness_by_rows_equals_the_joined_source_as_history_grows_and_shri
     seen = {"upgrades": 0, "unsupported": 0, "clean": 0}
     for seed in range(40):
         rng = random.Random(seed)
-        memo = FaithfulnessMemo()
+        memo, indexed = FaithfulnessMemo(), FaithfulnessMemo()
+        # An index of row scans that knows some of the identifiers (as the probe's scans know the
+        # transcript's): those are looked up in it, the others searched.
+        known = NAMES[: 2 + seed % 5]
+        index = RowScans(TextIndex(known), [[name] for name in known], [])
         history = [_row(rng) for _ in range(rng.randint(1, 6))]
         for _commit in range(8):
             appended = [_row(rng) for _ in range(rng.randint(0, 4))]
@@ -120,6 +125,8 @@ def test_faithfulness_by_rows_equals_the_joined_source_as_history_grows_and_shri
             got = (found.identifiers, found.unsupported, found.upgrades, found.undetermined)
             assert got == (scratch.identifiers, scratch.unsupported, scratch.upgrades, scratch.undetermined), seed
             assert got == naive, seed
+            via = check_summaries(summaries, source, memo=indexed, index=index)
+            assert (via.identifiers, via.unsupported, via.upgrades, via.undetermined) == got, seed
             seen["upgrades"] += len(found.upgrades)
             seen["unsupported"] += len(found.unsupported)
             seen["clean"] += not found.upgrades
