@@ -191,10 +191,19 @@ class MeasureProbe:
         keep = min(view.prefix_messages, len(previous_found))
         touched: dict[int, bool] = {}  # target -> was present before this request
         counts = self._counts
-        for found in previous_found[keep:]:
-            for t in found:
-                touched.setdefault(t, counts[t] > 0)
-                counts[t] -= 1
+        # Rows after the shared prefix that were already in the previous request (the same objects:
+        # an engine's selection moves or keeps rows, a mask changes a few) keep their targets and
+        # change no count; only the rows that left are subtracted and the new ones added.
+        suffix = messages[keep:]
+        moved: dict[int, list[frozenset[int]]] = {}
+        for message, found in zip(self._previous[keep:], previous_found[keep:], strict=False):
+            moved.setdefault(id(message), []).append(found)
+        found_of = [moved[id(m)].pop() if moved.get(id(m)) else None for m in suffix] if moved else []
+        for left in moved.values():
+            for found in left:
+                for t in found:
+                    touched.setdefault(t, counts[t] > 0)
+                    counts[t] -= 1
         committed = bool(self._previous_history) and (
             not view.history or view.history[0] is not self._previous_history[0]
         )
@@ -202,10 +211,14 @@ class MeasureProbe:
         # except after a commit, whose diff needs the previous request's rows.
         found_list = previous_found[:keep] if committed else previous_found
         del found_list[keep:]
-        # Rows after the shared prefix are looked up by payload: a transcript row, or one seen
-        # earlier in the run (moved or re-cloned rows keep their string objects, whose hash CPython
-        # caches), costs O(1); only a payload new to the run is scanned.
-        for message in messages[keep:]:
+        # New rows are looked up by payload: a transcript row, or one seen earlier in the run
+        # (re-cloned rows keep their string objects, whose hash CPython caches), costs O(1); only a
+        # payload new to the run is scanned.
+        for n, message in enumerate(suffix):
+            known = found_of[n] if found_of else None
+            if known is not None:
+                found_list.append(known)
+                continue
             found = self._scan_text(message_payload(message))
             for t in found:
                 touched.setdefault(t, counts[t] > 0)
