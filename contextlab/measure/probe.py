@@ -152,7 +152,7 @@ class MeasureProbe:
         self._previous_history: Sequence[Message] = []
         self._previous_index = 0
         self._engine_texts: set[str] = set()
-        self._snapshots: list[tuple[int, list[int], list[int], list[int]]] = []
+        self._snapshots: list[tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = []
         self._retentions: list[float] = []
         self._kind_sums: dict[str, list[float]] = {}
         self._task_checks = [0, 0]
@@ -465,8 +465,9 @@ class MeasureProbe:
         return out
 
     def _record_groups(self, request: int) -> None:
-        # Three list copies per request; the long-form frame is built once, vectorised (frames()).
-        self._snapshots.append((request, self._eligible_n.copy(), self._present_n.copy(), self._recoverable_n.copy()))
+        # Three tuple copies per request; the long-form frame is built once, vectorised (frames()).
+        # Tuples of ints, which the garbage collector stops tracking (list copies would stay tracked).
+        self._snapshots.append((request, tuple(self._eligible_n), tuple(self._present_n), tuple(self._recoverable_n)))
 
     def _probe_frame(self) -> pd.DataFrame:
         """One row per request and group with eligible targets, request-major, groups in order."""
