@@ -62,6 +62,7 @@ _IDENTIFIER = re.compile(
     r"|[A-Z][A-Z0-9]{1,9}-[A-Z0-9-]*\d[A-Z0-9-]*"
 )
 _BACKTICKED = re.compile(r"`([^`\s]{5,80})`")
+_CLOSING_TAG = re.compile(r"</[A-Za-z][\w:-]*>")
 MIN_IDENTIFIER_CHARS = 5
 """Shorter tokens (``a.py``, ``#12``) occur by chance too often to say anything about retention."""
 
@@ -111,6 +112,8 @@ def identifiers(text: str) -> list[str]:
     """Identifier-like tokens of ``text``, in order of first occurrence, without duplicates."""
     if not text:
         return []
+    if "</" in text:
+        text = _CLOSING_TAG.sub(" ", text)  # `</output>` is markup, not the path `/output`
     ascii_plain = text.isascii() and _URL not in text
     found = _ascii_identifiers(text) if ascii_plain else _scanned_identifiers(text)
     if "`" in text:
@@ -236,12 +239,18 @@ def constraint_sentences(text: str) -> Iterator[tuple[str, str]]:
 
 
 def task_text(text: str) -> str:
-    """The literal that stands for a user ask: its first non-empty line, cut to 160 characters."""
-    for line in text.splitlines():
-        line = line.strip()
-        if len(line) >= 8:
-            return line[:SENTENCE_CHARS].strip()
-    return ""
+    """The literal that stands for a user ask: its first line of at least 8 characters that states
+    something, cut to 160 characters. Lines of markup tags only (``<pr_description>``) and lead-in
+    lines ending with a colon (``Consider the following PR description:``) are passed over while a
+    later line can stand for the ask; otherwise the first long line is used."""
+    lines = [line.strip() for line in text.splitlines()]
+    long = [line for line in lines if len(line) >= 8]
+    stating = [line for line in long if not line.endswith(":") and _TAGS_ONLY.fullmatch(line) is None]
+    chosen = stating or long
+    return chosen[0][:SENTENCE_CHARS].strip() if chosen else ""
+
+
+_TAGS_ONLY = re.compile(r"(?:<[^<>]+>\s*)+")
 
 
 _DECISION = re.compile(

@@ -110,3 +110,19 @@ def test_error_words_are_found_where_the_regex_alternation_finds_them() -> None:
         assert [start for _word, start, _end in _ERROR_WORDS.find_matches_as_indexes(text)] == expected, text
         hits += len(expected)
     assert hits > 20
+
+
+def test_closing_tags_are_markup_not_paths() -> None:
+    text = "<returncode>0</returncode>\n<output>see /srv/app/main.py and </span></output>"
+    assert identifiers(text) == ["/srv/app/main.py"]
+    assert identifiers("open /workspace now") == ["/workspace"]  # a one-segment path stays a path
+
+
+def test_task_text_passes_over_markup_and_lead_in_lines() -> None:
+    from contextlab.measure.text import task_text
+
+    ask = "<pr_description>\nConsider the following PR description:\nrequests.get sends Content-Length\nHi,"
+    assert task_text(ask) == "requests.get sends Content-Length"
+    assert task_text("fix it\n\nthe login test flakes on CI") == "the login test flakes on CI"
+    assert task_text("Steps to follow:") == "Steps to follow:"  # nothing else can stand for the ask
+    assert task_text("ok") == ""
