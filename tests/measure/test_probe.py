@@ -150,7 +150,7 @@ def test_incremental_counts_equal_a_full_recount_on_every_request() -> None:
     from contextlab import load_dataset
 
     t = load_dataset("coding-agent-short")
-    for engine in ("mask_window", "compressor", "retrieval"):
+    for engine in ("mask_window", "compressor", "retrieval", "hybrid", "clear_tool_uses", "lcm"):
         recorder = Recorder()
         result = replay(t, engine, context_length=16_000, observers=[recorder])
         targets = targets_for(t).targets
