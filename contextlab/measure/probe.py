@@ -150,6 +150,7 @@ class MeasureProbe:
         self._previous_tools: list[dict[str, Any]] | None = None
         self._previous_prompt = 0
         self._previous_history: Sequence[Message] = []
+        self._previous_version = 0
         self._previous_index = 0
         self._engine_texts: set[str] = set()
         self._snapshots: list[tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = []
@@ -204,9 +205,9 @@ class MeasureProbe:
                 for t in found:
                     touched.setdefault(t, counts[t] > 0)
                     counts[t] -= 1
-        committed = bool(self._previous_history) and (
-            not view.history or view.history[0] is not self._previous_history[0]
-        )
+        # A rewrite between two requests (a commit) is known by the host's history version, not by
+        # the rows it left: a summary after the first row, or a prune, keeps the first row.
+        committed = bool(self._previous_history) and view.history_version != self._previous_version
         # The row list is edited in place (a copy per request is quadratic over a long session),
         # except after a commit, whose diff needs the previous request's rows.
         found_list = previous_found[:keep] if committed else previous_found
@@ -280,6 +281,7 @@ class MeasureProbe:
         self._previous_tools = view.tools
         self._previous_prompt = view.prompt_tokens
         self._previous_history = view.history
+        self._previous_version = view.history_version
         self._previous_index = ti
         return row
 
