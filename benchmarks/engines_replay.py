@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/engines_replay.py [PATH] [--context-length N] [--overhead N]
+    python benchmarks/engines_replay.py [PATH] [--context-length N] [--overhead N] [--engines a,b]
 
 PATH defaults to the longest Claude Code session under ``$CONTEXTLAB_TRANSCRIPTS`` (or
 ``../shared/transcripts``). The Claude Code logs omit the ~26k-token system prompt and tool schemas,
@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from contextlab import load_transcript, replay
+from contextlab.engines.textmemo import clear_text_memos
 from contextlab.host import HostSettings
 
 ENGINES: list[tuple[str, dict[str, Any]]] = [
@@ -52,17 +53,22 @@ def main() -> None:
     parser.add_argument("path", nargs="?", default=None)
     parser.add_argument("--context-length", type=int, default=200_000)
     parser.add_argument("--overhead", type=int, default=26_000)
+    parser.add_argument(
+        "--engines", default=None, help="comma-separated engine names to run after passthrough (default: all)"
+    )
     args = parser.parse_args()
+    chosen = [(n, p) for n, p in ENGINES if n == "passthrough" or not args.engines or n in args.engines.split(",")]
     path = Path(args.path) if args.path else default_path()
     transcript = load_transcript(path)
     settings = HostSettings(context_length=args.context_length, fixed_overhead_tokens=args.overhead)
     rows = []
     replay(transcript, "passthrough", settings)  # warm-up: tokenizer load, imports, first-touch memos
     warm = load_transcript(Path(__file__).resolve().parent.parent / "datasets" / "coding-agent-short.jsonl.gz")
-    for name, params in ENGINES:  # each engine's imports (bm25s, ...) are not part of its replay
+    for name, params in chosen:  # each engine's imports (bm25s, ...) are not part of its replay
         replay(warm, name, HostSettings(context_length=8_000), params=params)
     base_wall = base_cpu = None
-    for name, params in ENGINES:
+    for name, params in chosen:
+        clear_text_memos()  # an engine's text memos start cold, as in a fresh process
         started, started_cpu = time.perf_counter(), time.process_time()
         result = replay(transcript, name, settings, params=params)
         wall = time.perf_counter() - started

@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from contextlab.engines.textmemo import TextMemo
+
 _COMMAND_KEYS = ("command", "cmd", "script", "code")
 _PATH_KEYS = ("path", "file_path", "file", "filename", "notebook_path", "target_file", "filepath")
 _EXIT_PATTERNS = (
@@ -37,6 +39,13 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 def one_line(text: str, limit: int) -> str:
     """Whitespace collapsed to single spaces, cut to ``limit`` characters (with an ellipsis)."""
+    if len(text) > 4 * limit + 64:
+        # Collapsing a prefix of ``text`` gives a prefix of the collapsed text (a word cut at the
+        # end is a prefix of the whole word), so a long raw tool output need not be split whole
+        # when its head already fills the line.
+        head = " ".join(text[: 4 * limit + 64].split())
+        if len(head) > limit:
+            return head[: max(0, limit - 3)] + "..."
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: max(0, limit - 3)] + "..."
 
@@ -112,6 +121,12 @@ def is_read(name: str) -> bool:
 
 def result_outcome(content: str) -> str:
     """A short outcome for an action line: the error, the exit code, or ``ok``."""
+    # Pruning describes the same results on every pass and summaries re-read overlapping spans.
+    return _OUTCOMES(content)
+
+
+def result_outcome_uncached(content: str) -> str:
+    """:func:`result_outcome` computed afresh (what its memo remembers)."""
     error = first_error_line(content)
     if error:
         return f"error: {one_line(error, 100)}"
@@ -120,3 +135,6 @@ def result_outcome(content: str) -> str:
         return "ok (exit 0)" if code == 0 else f"failed (exit {code})"
     lines = len(content.splitlines())
     return f"ok ({lines} lines)"
+
+
+_OUTCOMES = TextMemo(result_outcome_uncached)

@@ -24,6 +24,7 @@ from contextlab.engine import Message
 from contextlab.engines.summarizers.base import SummaryRequest
 from contextlab.engines.summarizers.redact import redact
 from contextlab.engines.summarizers.template import SOURCE_ORDER, SectionSpec, SummaryTemplate
+from contextlab.engines.textmemo import TextMemo
 from contextlab.engines.tooltext import (
     ERROR_HINT,
     call_target,
@@ -84,18 +85,22 @@ _PATH_WORD = re.compile(rf"(?<!\S)[^\s/]*?(?:/|\.(?:{_EXTENSIONS})\b)\S*")
 """A whole whitespace-separated word holding a "/" or a known ".ext" (matched from its first character
 only): a word :data:`_PATH_TOKEN` can match in, once stripped, must hold one (stripped characters are
 not word characters, so the ``\\b`` after an extension holds in the word as in the stripped token)."""
-_IDENTIFIER_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("://", re.compile(r"https?://[^\s<>\"'`)\]]+")),
+_IDENTIFIER_PATTERNS: tuple[tuple[str, re.Pattern[str] | None, re.Pattern[str]], ...] = (
+    ("://", None, re.compile(r"https?://[^\s<>\"'`)\]]+")),
     # "#" first: a leading lookbehind defeats the regex engine's literal-prefix scan (~100x slower).
-    ("", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),
-    ("#", re.compile(r"#(?<![\w&]#)\d{1,6}\b")),
-    (".", re.compile(r"\bv?\d+\.\d+\.\d+(?:[-.][0-9A-Za-z]+)*\b|\bv\d+\.\d+\b")),
-    ("`", re.compile(r"`[^`\n]{2,80}`")),
+    ("", re.compile(r"[0-9a-f]{7}"), re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),
+    ("#", None, re.compile(r"#(?<![\w&]#)\d{1,6}\b")),
+    (".", re.compile(r"\d\.\d"), re.compile(r"\bv?\d+\.\d+\.\d+(?:[-.][0-9A-Za-z]+)*\b|\bv\d+\.\d+\b")),
+    ("`", None, re.compile(r"`[^`\n]{2,80}`")),
     (
         "",
+        re.compile(r"\d\s?(?:ms|sec|minutes|KB|MB|GB|TB|KiB|MiB|GiB|tokens|px|%)"),
         re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|sec|seconds|minutes|KB|MB|GB|TB|KiB|MiB|GiB|tokens|px|%)(?!\w)"),
     ),
 )
+"""Per identifier pattern: a literal and a gate pattern that any match contains ("" / None: none).
+The patterns start with ``\\b``, which makes the regex engine try every position; the gates start
+with a character class or a literal, which it skips to at C speed, and most texts have no match."""
 _ERROR_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
     (re.compile(r"\b(?:0x)?[0-9a-f]{6,}\b"), "<hex>"),
@@ -285,7 +290,7 @@ def extract(messages: list[Message], first_index: int = 0) -> Extraction:
     calls: dict[str, tuple[str, dict[str, object], int, int]] = {}  # id -> name, args, idx, action slot
     files: dict[str, Item] = {}
     errors: dict[str, Item] = {}
-    identifiers: dict[str, Item] = {}
+    identifiers: dict[str, int] = {}  # token -> index of its newest mention
     last_assistant_text: tuple[int, str] | None = None
     last_call_message: int | None = None
     open_questions: list[tuple[int, str]] = []
@@ -389,7 +394,9 @@ def extract(messages: list[Message], first_index: int = 0) -> Extraction:
         ]
     out["files"] = sorted(files.values(), key=lambda it: it.order)
     out["errors"] = sorted(errors.values(), key=lambda it: it.order)
-    out["identifiers"] = sorted(identifiers.values(), key=lambda it: it.order)
+    out["identifiers"] = sorted(
+        (Item(f"i:{token}", token, order) for token, order in identifiers.items()), key=lambda it: it.order
+    )
     return out
 
 
@@ -455,11 +462,23 @@ def _call_paths(args: dict[str, object], raw_args: str) -> list[str]:
 
 
 def _collect_errors(text: str, idx: int, errors: dict[str, Item]) -> None:
+    for fingerprint, exemplar in _ERRORS(text):
+        errors.pop(fingerprint, None)
+        errors[fingerprint] = Item(f"e:{fingerprint}", exemplar, idx)
+
+
+def error_lines(text: str) -> tuple[tuple[str, str], ...]:
+    """``(fingerprint, exemplar)`` of each error line of ``text``, each fingerprint once at its last line.
+
+    Recording them in this order (an earlier entry of a fingerprint removed) leaves a keyed table
+    as recording every error line would.
+    """
     if not text:
-        return
+        return ()
     # Scan line by line only when an error marker exists at all (cheap reject for the common case).
     if first_error_line(text) is None:
-        return
+        return ()
+    found_lines: dict[str, str] = {}
     for line in text.splitlines():
         if len(line) > 2000:
             line = line[:2000]
@@ -470,25 +489,48 @@ def _collect_errors(text: str, idx: int, errors: dict[str, Item]) -> None:
             continue
         exemplar = one_line(found, 160)
         fingerprint = error_fingerprint(exemplar)
-        errors.pop(fingerprint, None)
-        errors[fingerprint] = Item(f"e:{fingerprint}", exemplar, idx)
+        found_lines.pop(fingerprint, None)
+        found_lines[fingerprint] = exemplar
+    return tuple(found_lines.items())
 
 
-def _collect_identifiers(text: str, idx: int, found: dict[str, Item]) -> None:
+def _collect_identifiers(text: str, idx: int, found: dict[str, int]) -> None:
+    tokens = _IDENTIFIERS(text)
+    for token in tokens:
+        found.pop(token, None)
+    found.update(dict.fromkeys(tokens, idx))
+
+
+def identifier_tokens(text: str) -> tuple[str, ...]:
+    """Identifiers and path tokens of ``text``, each once, in the order of its last occurrence.
+
+    Recording them in this order (an earlier entry removed) leaves a keyed table as recording every
+    occurrence would.
+    """
     if not text:
-        return
-    for needle, pattern in _IDENTIFIER_PATTERNS:
+        return ()
+    tokens: dict[str, None] = {}
+    for needle, gate, pattern in _IDENTIFIER_PATTERNS:
         if needle and needle not in text:
             continue  # a substring check is far cheaper than a regex pass over long text
+        if gate is not None and gate.search(text) is None:
+            continue
         for match in pattern.finditer(text):
             token = match.group(0).rstrip(".,;:")
             if len(token) < 2:
                 continue
-            found.pop(token, None)
-            found[token] = Item(f"i:{token}", token, idx)
+            tokens.pop(token, None)
+            tokens[token] = None
     for token in path_tokens(text):
-        found.pop(token, None)
-        found[token] = Item(f"i:{token}", token, idx)
+        tokens.pop(token, None)
+        tokens[token] = None
+    return tuple(tokens)
+
+
+# A compaction extracts its whole span again and spans overlap (the next compaction summarises the
+# previous summary's tail rows plus new ones): each distinct text is scanned once per process.
+_ERRORS = TextMemo(error_lines)
+_IDENTIFIERS = TextMemo(identifier_tokens)
 
 
 # --------------------------------------------------------------------------- previous summaries

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from contextlab.engines.textmemo import TextMemo
+
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"), "sk-[REDACTED]"),
     (re.compile(r"\b(?:ghp|gho|ghs|ghu|github_pat)_[A-Za-z0-9_]{20,}"), "[REDACTED_GITHUB_TOKEN]"),
@@ -65,11 +67,46 @@ def redact(text: str) -> str:
     """``text`` with API keys, tokens, passwords and private keys replaced by fixed markers."""
     if not text:
         return text
-    lowered = text.lower()
-    if not any(hint in lowered for hint in _HINTS):
+    # Every compaction redacts its whole span again, and spans overlap: a text is scanned once.
+    return _REDACTED(text)
+
+
+def redact_uncached(text: str) -> str:
+    """:func:`redact` computed afresh (what its memo remembers)."""
+    if not text:
         return text
-    for (pattern, replacement), needs in zip(_PATTERNS, _NEEDS, strict=True):
+    folded = text.lower()
+    if not any(hint in folded for hint in _HINTS):
+        return text
+    lowered: str | None = folded  # the current text lowercased, None once a pattern changed it
+    ascii_text = text.isascii()  # replacements are ASCII: this holds for every step's text
+    for (pattern, replacement), needs, gate in zip(_PATTERNS, _NEEDS, _ASCII_GATES, strict=True):
         if needs and not any(needle in text for needle in needs):
             continue
-        text = pattern.sub(replacement, text)
+        if gate is not None and ascii_text:
+            if lowered is None:
+                lowered = text.lower()
+            if gate.search(lowered) is None:
+                continue
+        text, count = pattern.subn(replacement, text)
+        if count:
+            lowered = None
     return text
+
+
+_ASCII_GATES: tuple[re.Pattern[str] | None, ...] = (
+    None,
+    None,
+    None,
+    None,
+    re.compile("bearer"),
+    re.compile(r"(?:api[_-]?key|secret|password|passwd|token|access[_-]?key)\s*[:=]"),
+    None,
+)
+"""Per case-insensitive pattern, a case-sensitive pattern over the lowercased text that any match
+needs. On ASCII text ``(?i)`` matching is matching the lowercased text (non-ASCII text can fold
+differently: ``ſ`` matches ``s``), and the gate is a fast scan where the pattern itself, led by a
+``\b``, tries every position."""
+
+
+_REDACTED = TextMemo(redact_uncached)
