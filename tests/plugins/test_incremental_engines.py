@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import random
+import re
 from typing import Any
 
 import bm25s
@@ -24,25 +25,29 @@ def test_incremental_bm25_scores_equal_bm25s_through_adds_and_removes() -> None:
     rng = random.Random(3)
     words = [f"w{i}" for i in range(50)]
     for trial in range(120):
-        index, live = ranking.BM25Index(), {}
+        index, live, gone = ranking.BM25Index(), {}, {}
         for step in range(rng.randint(1, 20)):
             if live and rng.random() < 0.3:
                 key = rng.choice(list(live))
                 index.remove(key)
-                del live[key]
+                gone[key] = live.pop(key)
+            elif gone and rng.random() < 0.2:  # a removed document comes back (a new slot)
+                key = rng.choice(list(gone))
+                live[key] = gone.pop(key)
+                index.add(key, live[key])
             else:
                 key = f"{trial}-{step}"
                 live[key] = [rng.choice(words) for _ in range(rng.randint(0, 30))]
                 index.add(key, live[key])
-        if not live:
-            continue
-        keys = list(live)
-        rng.shuffle(keys)
-        terms = sorted({rng.choice([*words, "absent"]) for _ in range(rng.randint(1, 6))})
-        reference = bm25s.BM25()
-        reference.index([live[k] or [""] for k in keys], show_progress=False)
-        assert index.scores(keys, terms) == [float(s) for s in reference.get_scores(terms)]
-        assert ranking.rank_indexed(index, keys, terms) == ranking.rank_groups([live[k] for k in keys], terms)
+            if not live or rng.random() < 0.4:
+                continue  # query after some steps: cached term arrays are extended or dropped between
+            keys = list(live)
+            rng.shuffle(keys)
+            terms = sorted({rng.choice([*words, "absent"]) for _ in range(rng.randint(1, 6))})
+            reference = bm25s.BM25()
+            reference.index([live[k] or [""] for k in keys], show_progress=False)
+            assert index.scores(keys, terms) == [float(s) for s in reference.get_scores(terms)]
+            assert ranking.rank_indexed(index, keys, terms) == ranking.rank_groups([live[k] for k in keys], terms)
 
 
 def test_score_order_equals_the_rounded_python_sort() -> None:
@@ -129,3 +134,13 @@ def test_incremental_mask_equals_mask_view_as_the_request_grows() -> None:
         # A request that does not extend the previous one (a compaction) is masked from scratch.
         shorter = rows[:1] + rows[20:]
         assert mask.view(shorter) == parts.mask_view(shorter, **options)  # type: ignore[arg-type]
+
+
+def test_word_runs_equal_bm25s_pattern_without_spaces() -> None:
+    ranking = _ranking()
+    rng = random.Random(8)
+    pieces = [*"aZ9_ .-'\u0301\u00e9\u03a9\u0660\u2028\t", "x2", "ÉTÉ", "__", "٣٤"]
+    plain = re.compile(r"(?u)\b\w\w+\b").findall
+    for _ in range(3000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 25)))
+        assert ranking._SPLIT(text) == plain(text), text

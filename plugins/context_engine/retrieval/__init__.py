@@ -74,7 +74,7 @@ class RetrievalEngine(ContextEngine):
         self._safe: list[bool] = []
         self._keys_at: dict[int, str] = {}
         self._docs_at: dict[tuple[int, int], tuple[str, int, int]] = {}
-        self._markers: dict[tuple[str, str], dict[str, Any]] = {}
+        self._markers: dict[tuple[str, int], tuple[dict[str, Any], str]] = {}
         self._query_memo: dict[str, frozenset[str]] = {}
 
     @property
@@ -259,15 +259,21 @@ class RetrievalEngine(ContextEngine):
     def _marker(self, count: int, before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
         # A user-role marker next to a user message would be merged into it by the host's sanitizer,
         # changing that message's bytes whenever the count changes (a needless cache break).
-        near_user = any(m is not None and m.get("role") == "user" for m in (before, after))
+        near_user = (before is not None and before.get("role") == "user") or (
+            after is not None and after.get("role") == "user"
+        )
         role = "assistant" if near_user else "user"
+        # One dict per distinct marker, reused while unchanged: a host can recognise it as already
+        # seen. Kept per (role, count) with its text, so a request builds no string for it.
+        found = self._markers.get((role, count))
+        if found is not None:
+            marker, content = found
+            # Still exactly {"role": role, "content": content} (compared without building that dict).
+            if len(marker) == 2 and marker.get("role") == role and marker.get("content") == content:
+                return marker
         content = f"[… {count} earlier turn group{'s' if count != 1 else ''} omitted …]"
-        # One dict per distinct marker, reused while unchanged: a host can recognise it as already seen.
-        marker = self._markers.get((role, content))
-        # Still exactly {"role": role, "content": content} (compared without building that dict).
-        if marker is None or len(marker) != 2 or marker.get("role") != role or marker.get("content") != content:
-            marker = {"role": role, "content": content}
-            self._markers[(role, content)] = marker
+        marker = {"role": role, "content": content}
+        self._markers[(role, count)] = (marker, content)
         return marker
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, deque
+from itertools import repeat
 from typing import Any
 
 import bm25s
@@ -18,8 +19,11 @@ STOPWORDS = "en"
 
 # bm25s' tokenizer for one text without its per-call overhead (a progress object, a stopword set
 # and a vocabulary built per call: most of the time for the short texts of a turn group). Same
-# pattern, lowercasing and stopword list; a test compares it with ``bm25s.tokenize``.
-_SPLIT = re.compile(r"(?u)\b\w\w+\b").findall
+# pattern, lowercasing and stopword list; a test compares it with ``bm25s.tokenize``. bm25s'
+# ``(?u)\b\w\w+\b`` finds the maximal runs of two or more word characters, as ``\w{2,}`` does
+# (a greedy run of word characters ends where a word boundary is); the leading ``\b`` made the
+# regex engine try every position.
+_SPLIT = re.compile(r"\w{2,}").findall
 _STOPWORDS = frozenset(STOPWORDS_EN)
 
 
@@ -117,10 +121,11 @@ class BM25Index:
 
     def __init__(self) -> None:
         self._docs: dict[Any, tuple[Counter[str], int, int]] = {}  # key -> (counts, length, slot)
-        self._postings: dict[str, dict[Any, int]] = {}
-        # Per term: (slots, tf, lengths) of its documents as lists (appended to as documents arrive),
-        # and the same as arrays, cached while the lists are unchanged.
-        self._columns: dict[str, tuple[list[int], list[int], list[int]]] = {}
+        self._slot_counts: list[Counter[str]] = []  # per slot (ever given): its document's term counts
+        self._slot_lengths: list[int] = []  # per slot: its document's length
+        # Per term: the slots of its documents in the order they arrived (its postings), and their
+        # (slots, tf, lengths) as arrays, extended as documents arrive and dropped on a removal.
+        self._term_slots: dict[str, list[int]] = {}
         self._arrays: dict[str, tuple[int, Any, Any, Any]] = {}
         self._total_length = 0
         self._next_slot = 0
@@ -143,49 +148,42 @@ class BM25Index:
         length = len(tokens) or 1
         slot = self._next_slot
         self._docs[key] = (counts, length, slot)
+        self._slot_counts.append(counts)
+        self._slot_lengths.append(length)
         self._next_slot += 1
         self._total_length += length
-        for term, count in counts.items():
-            self._postings.setdefault(term, {})[key] = count
-            columns = self._columns.get(term)
-            if columns is None:
-                columns = self._columns[term] = ([], [], [])
-            columns[0].append(slot)
-            columns[1].append(count)
-            columns[2].append(length)
+        # Append the slot to each of its terms' postings in C (a group holds hundreds of distinct
+        # terms); a term's counts and lengths are read when a query first needs its arrays.
+        postings = map(self._term_slots.setdefault, counts, iter(list, None))
+        deque(map(list.append, postings, repeat(slot)), maxlen=0)
 
     def remove(self, key: Any) -> None:
         found = self._docs.pop(key, None)
         if found is None:
             return
-        counts, length, _ = found
+        counts, length, slot = found
         self._slot_cache = (None, None)  # a key added again gets a new slot
         self._total_length -= length
-        docs = self._docs
         for term in counts:
-            posting = self._postings[term]
-            del posting[key]
             self._arrays.pop(term, None)
-            if not posting:
-                del self._postings[term]
-                del self._columns[term]
-                continue
-            self._columns[term] = (
-                [docs[k][2] for k in posting],
-                list(posting.values()),
-                [docs[k][1] for k in posting],
-            )
+            kept = [s for s in self._term_slots[term] if s != slot]
+            if kept:
+                self._term_slots[term] = kept
+            else:
+                del self._term_slots[term]
 
     def _term_arrays(self, term: str) -> tuple[Any, Any, Any]:
-        slots, tf, lengths = self._columns[term]
+        slots = self._term_slots[term]
         found = self._arrays.get(term)
         if found is None or found[0] != len(slots):
-            # Documents only arrive at the end of a column (a removal drops the arrays): convert
-            # the new tail and append it in C, instead of converting the whole column again.
+            # Documents only arrive at the end of a postings list (a removal drops the arrays):
+            # convert the new tail and append it in C, instead of converting the whole list again.
             done = found[0] if found is not None and found[0] < len(slots) else 0
-            new_slots = np.array(slots[done:], dtype=np.int64)
-            new_tf = np.array(tf[done:], dtype=np.float32)
-            new_lengths = np.array(lengths[done:], dtype=np.int64)
+            fresh = slots[done:]
+            slot_counts = self._slot_counts
+            new_slots = np.array(fresh, dtype=np.int64)
+            new_tf = np.array([slot_counts[s][term] for s in fresh], dtype=np.float32)
+            new_lengths = np.array(list(map(self._slot_lengths.__getitem__, fresh)), dtype=np.int64)
             if done and found is not None:
                 new_slots = np.concatenate((found[1], new_slots))
                 new_tf = np.concatenate((found[2], new_tf))
@@ -204,7 +202,7 @@ class BM25Index:
         idfs: list[Any] = []
         columns: list[tuple[Any, Any, Any]] = []
         for term in terms:
-            posting = self._postings.get(term)
+            posting = self._term_slots.get(term)
             if posting:
                 df = len(posting)
                 idfs.append(np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5))))
