@@ -70,3 +70,24 @@ def test_changed_query_reselects() -> None:
         budget_tokens=8_000,
     )
     assert engine.reselections == 2
+
+
+def test_incremental_rankings_equal_fresh_engines_as_the_session_grows() -> None:
+    """One engine fed a growing session (its index extended group by group, rankings taking the
+    previous ranking's documents over) selects what a fresh engine selects for each request."""
+    messages = tool_session(60, lines=12, users=4)
+    for i in range(0, len(messages), 7):
+        messages[i]["content"] += f" topic_{i % 5} kangaroo_{i % 3}"
+    kept = load("retrieval", context_length=6_000, recent_messages=6, sticky=False)
+    for end in range(20, len(messages) + 1):
+        request = messages[:end]
+        incoming = {"role": "user", "content": f"where is topic_{end % 5} and kangaroo_{end % 3}?"}
+        fresh = load("retrieval", context_length=6_000, recent_messages=6, sticky=False)
+        expected = fresh.select_context(request, incoming_message=incoming, budget_tokens=6_000)
+        assert kept.select_context(request, incoming_message=incoming, budget_tokens=6_000) == expected
+    assert kept.reselections > 30
+    request = messages[:30]  # a shorter request (a compaction): the index drops the groups that left
+    incoming = {"role": "user", "content": "topic_1"}
+    fresh = load("retrieval", context_length=6_000, recent_messages=6, sticky=False)
+    expected = fresh.select_context(request, incoming_message=incoming, budget_tokens=6_000)
+    assert kept.select_context(request, incoming_message=incoming, budget_tokens=6_000) == expected

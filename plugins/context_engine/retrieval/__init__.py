@@ -69,6 +69,7 @@ class RetrievalEngine(ContextEngine):
         # Incremental state (docs/performance.md): the BM25 index of the older groups, and per-row
         # state of the previous request (cumulative estimates, safe cuts, group keys and documents).
         self._index = BM25Index()
+        self._ranked_docs: list[tuple[str, int, int]] = []  # the last ranking's documents (the index's keys)
         self._last_rows: list[dict[str, Any]] = []
         self._cum: list[int] = [0]
         self._safe: list[bool] = []
@@ -211,15 +212,32 @@ class RetrievalEngine(ContextEngine):
         if None in docs:
             for i in compress(range(len(docs)), map(is_, docs, repeat(None))):
                 docs[i] = docs_at.setdefault(bounds[i], self._doc_key(messages, *bounds[i], keys[i]))
+        index = self._index
+        ranked = self._ranked_docs
+        fresh = docs[len(ranked) :]
+        if (
+            ranked
+            and len(ranked) <= len(docs)
+            and docs[: len(ranked)] == ranked
+            and not any(map(index.__contains__, fresh))
+            and len(set(fresh)) == len(fresh)
+        ):
+            # The groups of the last ranking, in order, plus new ones (the common case): the index
+            # holds exactly the old ones, so nothing leaves and only the new groups are added.
+            for doc in fresh:
+                index.add(doc, self._token_cache[doc])
+            self._ranked_docs = docs
+            return rank_indexed(index, docs, terms)
+        self._ranked_docs = []
         live = set(docs)
         if len(live) != len(docs):  # two groups with one key: score them the plain way
             return rank_groups([self._token_cache[d] for d in docs], terms)
-        index = self._index
         indexed = index.keys()
         for gone in indexed - live:
             index.remove(gone)
         for doc in live - indexed:  # groups that aged out of the recent block since the last ranking
             index.add(doc, self._token_cache[doc])
+        self._ranked_docs = docs
         return rank_indexed(index, docs, terms)
 
     def _doc_key(self, messages: list[dict[str, Any]], start: int, end: int, key: str) -> tuple[str, int, int]:
