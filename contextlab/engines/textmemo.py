@@ -1,10 +1,9 @@
 """Results of pure functions of a text, kept per distinct text.
 
-A compaction summarises a span that overlaps the previous one's rows, and pruning describes the same
-tool results request after request: without a memo every pass scans the same raw tool output with
-the same regexes again. The functions memoized here depend on their text argument only, so a
-remembered result is the result (``tests/engines/test_text_memo.py`` compares each with its plain
-computation).
+A compaction summarises a span that overlaps the previous one's rows: without a memo every pass
+scans the same raw tool output with the same regexes again. The functions memoized here depend on
+their text argument only, so a remembered result is the result (``tests/engines/test_text_memo.py``
+compares each with its plain computation; ``docs/performance.md``, Engines).
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def is_read(name: str) -> bool:
 
 def result_outcome(content: str) -> str:
     """A short outcome for an action line: the error, the exit code, or ``ok``."""
-    # Pruning describes the same results on every pass and summaries re-read overlapping spans.
+    # Summaries re-read overlapping spans: each result is described once.
     return _OUTCOMES(content)
 
 
