@@ -130,8 +130,19 @@ def rough_shadow(message: Message) -> tuple[dict[str, Any], int]:
     return shadow, images
 
 
+_SHADOW_CHANGES = (
+    PERSISTENCE_ONLY_MESSAGE_FIELDS
+    | PRIVATE_RECOVERY_MESSAGE_FIELDS
+    | {"_anthropic_content_blocks", "reasoning_details", "api_content", "reasoning"}
+)
+"""Keys on which :func:`rough_shadow` may differ from the message itself (with list content)."""
+
+
 def estimate_message_tokens_rough(message: Message) -> int:
     """One message as the host estimates it: the Python repr of its shadow, plus a flat image cost."""
+    plain = type(message) is dict and not isinstance(message.get("content"), list)
+    if plain and message.keys().isdisjoint(_SHADOW_CHANGES):
+        return estimate_tokens_rough(str(message))  # the shadow would be an equal copy (a wire row)
     shadow, images = rough_shadow(message)
     return estimate_tokens_rough(str(shadow)) + images * IMAGE_TOKENS_ROUGH
 
