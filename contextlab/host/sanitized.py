@@ -74,7 +74,8 @@ class IncrementalSanitizer:
         self._last_emit: list[Message] | None = None
 
     def feed(self, wire: Message, tokens: int, rough: int) -> None:
-        """Add the next row (a wire message with its exact and rough counts)."""
+        """Add the next row (a wire message with its exact and rough counts; exact tokens below 0:
+        not counted yet, counted if the row is sent unmerged)."""
         k = len(self._inputs)
         self._inputs.append(wire)
         self._input_tokens.append(tokens)
@@ -118,7 +119,10 @@ class IncrementalSanitizer:
 
     def _counts(self, row: Message, k: int) -> tuple[int, int]:
         if row is self._inputs[k]:
-            return self._input_tokens[k], self._input_rough[k]
+            tokens = self._input_tokens[k]
+            if tokens < 0:  # fed uncounted (a user row: see WorkingHistory.append)
+                self._input_tokens[k] = tokens = self._exact.count_message(row)
+            return tokens, self._input_rough[k]
         return self._exact.message(row), self._rough.message(row)
 
     def _refold(self) -> None:
@@ -149,7 +153,8 @@ class IncrementalSanitizer:
                 continue
             if is_user_text(row):
                 if pending is None:
-                    pending, counts = row, self._counts(row, k)
+                    # Counted when it is sent: the next row may merge into it.
+                    pending, counts = row, _UNCOUNTED
                 else:
                     # Counted when the merged row is sent, not per merge step: a run of k user rows
                     # would otherwise tokenize k growing texts nobody sends.
