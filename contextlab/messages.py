@@ -111,12 +111,15 @@ def clone_messages(messages: Iterable[Message]) -> list[Message]:
     return [_clone(m) for m in messages]
 
 
+_CONTAINERS = (dict, list)  # a tuple: isinstance with ``dict | list`` is a third slower
+
+
 def _clone(value: Any) -> Any:
     # Leaves (strings, numbers) are shared without a call per value: most of a message's values are.
     if isinstance(value, dict):
-        return {k: _clone(v) if isinstance(v, dict | list) else v for k, v in value.items()}
+        return {k: _clone(v) if isinstance(v, _CONTAINERS) else v for k, v in value.items()}
     if isinstance(value, list):
-        return [_clone(v) if isinstance(v, dict | list) else v for v in value]
+        return [_clone(v) if isinstance(v, _CONTAINERS) else v for v in value]
     return value
 
 

@@ -88,6 +88,11 @@ _CJK_RE = re.compile(
 """The codepoints :func:`_is_cjk` accepts, as one character class."""
 
 
+_NOT_CJK_LEAD = bytes(b for b in range(256) if not (b == 0xE1 or 0xE3 <= b <= 0xED or b in (0xEF, 0xF0)))
+"""Every byte but the UTF-8 lead bytes of the :func:`_is_cjk` ranges (U+1100-U+11FF: E1; U+3040-U+D7AF:
+E3-ED; U+F900-U+FAFF: EF; U+20000-U+2A6DF: F0)."""
+
+
 def estimate_tokens_rough(text: str) -> int:
     """The host's ``estimate_tokens_rough``: ``(len + 3) // 4`` for ASCII; for other text each
     CJK/Hangul/Kana codepoint is one token plus ceil(UTF-8 bytes of the rest / 4)."""
@@ -95,6 +100,11 @@ def estimate_tokens_rough(text: str) -> int:
         return 0
     if text.isascii():
         return (len(text) + 3) // 4
+    data = text.encode("utf-8", "surrogatepass")
+    if not data.translate(None, _NOT_CJK_LEAD):
+        # No byte that can start a CJK code point (most non-ASCII text: arrows, accents, emoji
+        # outside the ranges): the rest is the whole text, found without the regex pass.
+        return math.ceil(len(data) / 4)
     # One C-level regex pass instead of a Python loop per character (long tool outputs are
     # often non-ASCII; the loop took seconds on a 900K-char result).
     rest, cjk = _CJK_RE.subn("", text)

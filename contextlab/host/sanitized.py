@@ -88,12 +88,18 @@ class IncrementalSanitizer:
         for call_id in answers:
             if call_id not in self._answered:
                 self._answered.add(call_id)
-                self._mark(self._waiting_answer.pop(call_id, ()))
+                waiting = self._waiting_answer.pop(call_id, None)
+                if waiting:
+                    self._mark(waiting)
         for call_id in calls:
             if call_id not in self._called:
                 self._called.add(call_id)
-                self._mark(self._waiting_call.pop(call_id, ()))
-        self._mark((k,))
+                waiting = self._waiting_call.pop(call_id, None)
+                if waiting:
+                    self._mark(waiting)
+        if self._dirty_from is None:  # the new row itself (the highest index): _mark inlined
+            self._dirty_from = k
+        self._unstaged.append(k)
 
     def _mark(self, rows: tuple[int, ...] | list[int]) -> None:
         # The rewrite itself waits for the next fold: an assistant row's calls are usually answered
