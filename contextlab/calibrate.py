@@ -29,8 +29,8 @@ from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
 from contextlab.host.turns import plan_turns
 from contextlab.transcripts import Transcript, load_transcript
+from contextlab.transcripts.model import COMPACT_SUMMARY_KIND
 
-COMPACT_SUMMARY_KIND = "compact_summary"
 CALIBRATION_COLUMNS = [
     "request",
     "message_index",

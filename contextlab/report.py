@@ -52,18 +52,28 @@ def load_frame(path: str | Path) -> pd.DataFrame:
 
 
 def sibling_frames(trace_path: str | Path) -> dict[str, Path]:
-    """``compactions.*`` / ``summary.*`` beside a ``trace.*`` file (as ``contextlab bench`` writes them)."""
+    """The other frames of the run(s) whose trace is ``trace_path``, by frame name, as either writer
+    leaves them: ``contextlab bench --out`` (``trace.csv`` beside ``summary.csv``, ``probes.csv``, ...)
+    or ``contextlab replay --out`` (``run.parquet`` beside ``run.compactions.parquet``, ...)."""
     trace_path = Path(trace_path)
+    stem, suffix = trace_path.stem, trace_path.suffix
+    candidates: list[str] = [f"{stem}.{{name}}{suffix}"]  # replay --out (contextlab.replay_files)
+    if stem.endswith("trace"):
+        candidates.append(f"{stem[: -len('trace')]}{{name}}{suffix}")  # bench --out
     found: dict[str, Path] = {}
-    stem = trace_path.stem
-    prefix = stem[: -len("trace")] if stem.endswith("trace") else None
-    if prefix is None:
-        return found
-    for name in ("compactions", "summary"):
-        candidate = trace_path.with_name(f"{prefix}{name}{trace_path.suffix}")
-        if candidate.is_file():
-            found[name] = candidate
+    for name in schema.FRAMES:
+        if name == "trace":
+            continue
+        for pattern in candidates:
+            candidate = trace_path.with_name(pattern.format(name=name))
+            if candidate.is_file():
+                found[name] = candidate
+                break
     return found
+
+
+MEASURE_FRAMES: tuple[str, ...] = ("probes", "compaction_diff", "compaction_items", "faithfulness")
+"""Frames of the measurement probe the report reads when given (``ReplayResult.frames``)."""
 
 
 def summaries_from_trace(trace: pd.DataFrame, compactions: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -81,6 +91,8 @@ ENGINE_TABLE_SUMS: tuple[str, ...] = schema.declared(
     "prompt_tokens_max",
     "prefix_tokens_total",
     "cache_read_tokens_total",
+    "cache_write_tokens_total",
+    "uncached_tokens_total",
     "cost_usd",
     "violations",
     "overflows",
@@ -99,6 +111,9 @@ def engine_table(summaries: pd.DataFrame, by: Sequence[str] = ("engine", "params
     frame = summaries.copy()
     frame["_failed"] = frame["status"].astype(str) != "ok" if "status" in frame.columns else False
     aggregations: dict[str, tuple[str, str]] = {"runs": ("engine", "size"), "failed": ("_failed", "sum")}
+    if "cache_read_tokens_total" in frame.columns:
+        frame["_provider_tokens"] = _provider_tokens(frame)
+        aggregations["_provider_tokens"] = ("_provider_tokens", "sum")
     for column in ENGINE_TABLE_SUMS:
         if column in frame.columns:
             how = {"prompt_tokens_max": "max", "fact_retention_final": "mean"}.get(column, "sum")
@@ -109,9 +124,22 @@ def engine_table(summaries: pd.DataFrame, by: Sequence[str] = ("engine", "params
         prompt = table["prompt_tokens_total"].where(table["prompt_tokens_total"] > 0)
         table["prefix_share"] = (table["prefix_tokens_total"] / prompt).fillna(0.0).round(4)
     if "cache_read_tokens_total" in table.columns:
-        prompt = table["prompt_tokens_total"].where(table["prompt_tokens_total"] > 0)
-        table["cache_hit_rate"] = (table["cache_read_tokens_total"] / prompt).fillna(0.0).round(4)
+        seen = table["_provider_tokens"].where(table["_provider_tokens"] > 0)
+        table["cache_hit_rate"] = (table["cache_read_tokens_total"] / seen).fillna(0.0).round(4)
+    table = table.drop(columns=["_provider_tokens"], errors="ignore")
     return table
+
+
+def _provider_tokens(summaries: pd.DataFrame) -> pd.Series:
+    """Per run, the prompt tokens the provider saw (read + write + uncached: the summary's hit-rate
+    denominator, which differs from the host's count under a calibrated token scale). Runs stored
+    before ``uncached_tokens_total`` existed fall back to ``prompt_tokens_total``."""
+    host = pd.to_numeric(summaries["prompt_tokens_total"], errors="coerce").fillna(0)
+    parts = ("cache_read_tokens_total", "cache_write_tokens_total", "uncached_tokens_total")
+    if not set(parts) <= set(summaries.columns):
+        return host
+    provider: pd.Series = summaries[list(parts)].apply(pd.to_numeric, errors="coerce").sum(axis=1, min_count=len(parts))
+    return provider.fillna(host)
 
 
 LEADERBOARD_COLUMNS: list[tuple[str, str]] = [
@@ -280,9 +308,10 @@ def write_report(
     max_transcripts: int = MAX_TRANSCRIPTS,
     config: str | None = None,
     png_folder: str | Path | None = None,
+    frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> Path:
     """Build the report and write it to ``path`` (a temporary file renamed into place); with
-    ``png_folder``, also save each figure there as a PNG file."""
+    ``png_folder``, also save each figure there as a PNG file; ``frames`` as in :func:`build_report`."""
     path = Path(path)
     if not path.parent.exists():
         raise ConfigError(f"{path}: folder {path.parent} does not exist")
@@ -290,7 +319,14 @@ def write_report(
         summaries = summaries_from_trace(trace, compactions)
     pngs = render_pngs(report_figures(trace, compactions, summaries, max_transcripts))
     text = build_report(
-        trace, compactions, summaries, title=title, max_transcripts=max_transcripts, config=config, pngs=pngs
+        trace,
+        compactions,
+        summaries,
+        title=title,
+        max_transcripts=max_transcripts,
+        config=config,
+        pngs=pngs,
+        frames=frames,
     )
     if png_folder is not None:
         folder = Path(png_folder)

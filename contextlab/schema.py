@@ -276,6 +276,7 @@ _CACHE_SUMMARY_ROWS: tuple[tuple[str, DType, Unit, str], ...] = (
     ("cache_write_share", "float", "share", "cache writes / prompt tokens the provider saw"),
     ("cache_read_tokens_total", "int", "tokens", "sum of `cache_read_tokens`"),
     ("cache_write_tokens_total", "int", "tokens", "sum of `cache_write_tokens`"),
+    ("uncached_tokens_total", "int", "tokens", "sum of `uncached_tokens`"),
     ("cost_usd", "float", "usd", "the run's price"),
     ("cost_ratio", "float", "share", "price / the price without any cache"),
     ("cache_profile", "str", "", "the cache profile (`provider:model`)"),

@@ -137,3 +137,22 @@ def test_a_bad_compressor_parameter_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert err.startswith("contextlab: error: engine 'compressor' failed to start") and message in err
+
+
+def test_report_reads_every_frame_replay_out_wrote(tmp_path: Path) -> None:
+    source = tmp_path / "long.jsonl"
+    save_transcript(tool_conversation(8, 1_800, seed=0), source)
+    trace = tmp_path / "run.parquet"
+    args = ["replay", str(source), "--engine", "compressor", "--context-length", "4000", "--out", str(trace)]
+    assert main(args) == 0
+    assert len(pd.read_parquet(tmp_path / "run.compaction_diff.parquet")) > 0
+    page = tmp_path / "report.html"
+    assert main(["report", str(trace), "--out", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    # The compaction diffs and faithfulness checks come from the sibling files, not from the trace.
+    assert "What each compaction dropped" in text and "Summary faithfulness" in text
+    for name in ("probes", "compaction_diff", "compaction_items", "faithfulness"):
+        (tmp_path / f"run.{name}.parquet").unlink()
+    assert main(["report", str(trace), "--out", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "What each compaction dropped" not in text and "Prefix breaks by cause" in text

@@ -47,6 +47,18 @@ def test_bench_then_report(transcript_file, tmp_path, capsys, monkeypatch) -> No
     assert "Leaderboard" in html and "passthrough" in html  # the summary file was found beside the trace
 
 
+def test_bench_report_shows_what_each_compaction_dropped(transcript_file, tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    argv = ["bench", str(transcript_file), "--engine", "compressor", "--context-length", "4000"]
+    assert main([*argv, "--no-progress", "--out", str(out)]) == 0
+    assert len(pd.read_csv(out / "compaction_diff.csv")) > 0
+    for page in (out / "report.html", tmp_path / "again.html"):
+        if page.name == "again.html":  # contextlab report finds the measurement frames beside the trace
+            assert main(["report", str(out / "trace.csv"), "--out", str(page)]) == 0
+        text = page.read_text(encoding="utf-8")
+        assert "What each compaction dropped" in text and "Summary faithfulness" in text
+
+
 def test_bench_prints_percent_and_dollars_per_engine_or_transcript(tmp_path, capsys) -> None:
     for seed in (1, 2):
         save_transcript(tool_conversation(8, 1_800, seed=seed, name=f"conv{seed}"), tmp_path / f"c{seed}.jsonl")

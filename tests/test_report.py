@@ -66,10 +66,12 @@ def test_summaries_from_trace_match_the_replay(sweep) -> None:
 
 def test_files_and_siblings(sweep, tmp_path) -> None:
     paths = sweep.write(tmp_path, "parquet")
-    assert sibling_frames(paths["trace"]) == {
-        "compactions": paths["compactions"],
-        "summary": paths["summary"],
-    }
+    # Every frame the sweep wrote is found beside its trace (bench --out names: summary.parquet, ...).
+    assert sibling_frames(paths["trace"]) == {name: path for name, path in paths.items() if name != "trace"}
+    replay_layout = {name: tmp_path / f"run.{name}.csv" for name in ("compactions", "faithfulness")}
+    for path in replay_layout.values():
+        path.write_text("x\n")
+    assert sibling_frames(tmp_path / "run.csv") == replay_layout  # replay --out names: run.<frame>.csv
     assert len(load_frame(paths["trace"])) == len(sweep.trace)
     with pytest.raises(ConfigError, match="no such file"):
         load_frame(tmp_path / "missing.csv")
@@ -105,3 +107,31 @@ def test_cache_columns_give_hit_rate_and_cost(tmp_path) -> None:
     assert len(re.findall(r"data:image/png;base64,", text)) == 1 + 1 + 1  # cost bars, transcript panel, breaks
     assert "cost</th>" in text and "$" in text
     assert "cache_hit_rate" in text and "cost_usd" in text
+
+
+def test_engine_table_hit_rate_is_the_summary_definition_over_the_group() -> None:
+    """Reads over the prompt tokens the provider saw, token-weighted across the group's runs, also when
+    the provider counts more tokens than the host (a calibrated token scale)."""
+    from contextlab import CacheObserver
+    from contextlab.cache.profiles import make_profile
+
+    profile = make_profile("anthropic:claude-sonnet-5-5", token_scale=1.3)
+    result = bench(
+        [tool_conversation(8, 1_800, seed=0, name="a"), tool_conversation(12, 900, seed=3, name="b")],
+        ["passthrough"],
+        settings=HostSettings(context_length=40_000),
+        observers=[CacheObserver([profile])],
+        progress=False,
+    )
+    runs = result.summaries
+    per_run = engine_table(runs, by=("transcript", "engine", "params"))
+    assert per_run["cache_hit_rate"].tolist() == [round(v, 4) for v in runs["cache_hit_rate"]]
+    seen = runs["cache_read_tokens_total"] + runs["cache_write_tokens_total"] + runs["uncached_tokens_total"]
+    assert (seen > runs["prompt_tokens_total"]).all()  # the provider's count, not the host's
+    pooled = engine_table(runs)["cache_hit_rate"].item()
+    assert pooled == round(runs["cache_read_tokens_total"].sum() / seen.sum(), 4)
+    assert runs["cache_hit_rate"].min() < pooled < runs["cache_hit_rate"].max()
+    older = runs.copy()
+    older.loc[0, "uncached_tokens_total"] = float("nan")  # a run stored before the column existed
+    expected = runs["cache_read_tokens_total"].sum() / (seen.iloc[1] + runs["prompt_tokens_total"].iloc[0])
+    assert engine_table(older)["cache_hit_rate"].item() == round(expected, 4)

@@ -160,7 +160,7 @@ def test_consumers_show_only_declared_columns() -> None:
         *(c for c, _ in report.LEADERBOARD_COLUMNS),
         *report.FLAGS,
         *(c for c, _ in cli_replay.SUMMARY_FIELDS),
-        *(c for c, _, _ in cli_bench.COLUMNS),
+        *(c for c, _ in cli_bench.COLUMNS),
     ]
     assert schema.undeclared("summary", [c for c in shown if c not in table_only]) == []
     assert set(plots.MARKERS) <= set(schema.literal_values(schema.Trigger))

@@ -90,5 +90,6 @@ def run_config(
                 title=f"contextlab bench: {out.name}",
                 config=config.dump(),
                 png_folder=out / "plots",
+                frames=result.frames,
             )
     return SweepOutput(result, out, files)

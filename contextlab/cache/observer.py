@@ -131,6 +131,7 @@ class CacheObserver:
             out[self._name(i, "cache_write_share")] = totals["write"] / total if total else 0.0
             out[self._name(i, "cache_read_tokens_total")] = int(totals["read"])
             out[self._name(i, "cache_write_tokens_total")] = int(totals["write"])
+            out[self._name(i, "uncached_tokens_total")] = int(totals["uncached"])
             out[self._name(i, "cost_usd")] = totals["cost"]
             base = totals["base_cost"]
             out[self._name(i, "cost_ratio")] = totals["cost"] / base if base else float("nan")

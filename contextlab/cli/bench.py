@@ -6,13 +6,13 @@ With no argument, every available engine runs over the bundled datasets into ``r
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
+from contextlab import schema
 from contextlab.bench.config import BenchConfig, default_config, load_config, timestamped_out
 from contextlab.bench.run import run_config
 from contextlab.cli.common import add_host_options, add_plugin_options, run_options
@@ -147,18 +147,18 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.failed.empty else 1
 
 
-COLUMNS: list[tuple[str, str, str]] = [
-    # (summary column, header, format)
-    ("runs", "runs", "int"),
-    ("failed", "fail", "int"),
-    ("requests", "requests", "int"),
-    ("compactions", "comp", "int"),
-    ("prompt_tokens_max", "peak tok", "int"),
-    ("prefix_share", "prefix", "pct"),
-    ("cache_hit_rate", "cache hit", "pct"),
-    ("cost_usd", "cost", "usd"),
-    ("fact_retention_final", "retained", "pct"),
-    ("violations", "viol", "int"),
+COLUMNS: list[tuple[str, str]] = [
+    # (column of the engine table, header); values are formatted by their declared unit (contextlab.schema)
+    ("runs", "runs"),
+    ("failed", "fail"),
+    ("requests", "requests"),
+    ("compactions", "comp"),
+    ("prompt_tokens_max", "peak tok"),
+    ("prefix_share", "prefix"),
+    ("cache_hit_rate", "cache hit"),
+    ("cost_usd", "cost"),
+    ("fact_retention_final", "retained"),
+    ("violations", "viol"),
 ]
 
 
@@ -170,7 +170,7 @@ def render_table(summaries: pd.DataFrame, by: str = "engine", width: int = TABLE
     for key in keys:
         shown[key] = [str(v) for v in table[key]]
     shown["params"] = varying_params(shown["params"])
-    for column, header, kind in COLUMNS:
+    for column, header in COLUMNS:
         if column not in table.columns:
             continue
         unpriced = column == "cost_usd" and bool(pd.to_numeric(summaries[column], errors="coerce").isna().all())
@@ -178,7 +178,7 @@ def render_table(summaries: pd.DataFrame, by: str = "engine", width: int = TABLE
         silent = column in ("failed", "violations") and not bool(table[column].any())
         silent = silent or (column == "runs" and by == "transcript" and bool((table[column] == 1).all()))
         if not unpriced and not silent:
-            shown[header] = [_cell(v, kind) for v in table[column]]
+            shown[header] = [_cell(column, v) for v in table[column]]
     frame = pd.DataFrame(shown)
     # Cut the widest name column until the table fits.
     for _ in range(200):
@@ -201,11 +201,7 @@ def varying_params(labels: list[str]) -> list[str]:
     return labels if all(v == "-" for v in varying) else varying  # one setting for all: show it
 
 
-def _cell(value: Any, kind: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if kind == "pct":
-        return f"{float(value):.1%}"
-    if kind == "usd":
-        return f"${float(value):,.4f}"
-    return f"{int(value):,}"
+def _cell(column: str, value: Any) -> str:
+    if isinstance(value, float) and value.is_integer() and schema.unit_of(column) not in ("share", "usd"):
+        value = int(value)  # a count that went through a float column (a group with a missing value)
+    return schema.format_value(column, value)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from contextlab.report import load_frame, sibling_frames, write_report
+from contextlab.report import MEASURE_FRAMES, load_frame, sibling_frames, write_report
 
 
 def register(subparsers: Any) -> None:
@@ -18,10 +18,10 @@ def register(subparsers: Any) -> None:
         "--compactions",
         default=None,
         metavar="FILE",
-        help="compaction events (default: compactions.* beside TRACE)",
+        help="compaction events (default: the compactions file beside TRACE)",
     )
     parser.add_argument(
-        "--summary", default=None, metavar="FILE", help="run summaries (default: summary.* beside TRACE)"
+        "--summary", default=None, metavar="FILE", help="run summaries (default: the summary file beside TRACE)"
     )
     parser.add_argument("--out", default="report.html", metavar="FILE", help="output HTML file (default report.html)")
     parser.add_argument("--title", default="contextlab report", help="page title")
@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     summary_path = args.summary or siblings.get("summary")
     compactions = load_frame(compactions_path) if compactions_path else None
     summaries = load_frame(summary_path) if summary_path else None
+    frames = {name: load_frame(siblings[name]) for name in MEASURE_FRAMES if name in siblings}
     config = Path(args.trace).with_name("config.yaml")  # what contextlab bench --out saved beside it
     out = write_report(
         Path(args.out),
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         title=args.title,
         max_transcripts=args.max_transcripts,
         config=config.read_text(encoding="utf-8") if config.is_file() else None,
+        frames=frames or None,
     )
     print(f"report written to {out}")
     return 0

@@ -161,6 +161,7 @@ def observed_from_trace(run: pd.DataFrame) -> dict[str, Any]:
         out["cache_write_share"] = write / total if total else 0.0
         out["cache_read_tokens_total"] = int(read)
         out["cache_write_tokens_total"] = int(write)
+        out["uncached_tokens_total"] = int(uncached)
     if "cost_usd" in run.columns:
         out["cost_usd"] = _running_sum(run["cost_usd"])
     if {"facts_eligible", "facts_in_context", "fact_retention"} <= set(run.columns) and len(run):

@@ -29,7 +29,7 @@ from contextlab.measure.text import (
     task_text,
 )
 from contextlab.messages import content_text, tool_calls
-from contextlab.transcripts.model import Transcript
+from contextlab.transcripts.model import Transcript, written_by_person
 
 KINDS = ("fact", "identifier", "error", "artifact", "instruction", "task")
 """Target kinds, in the order their columns appear."""
@@ -300,8 +300,8 @@ def _artifact_targets(messages: list[Message]) -> Iterator[Target]:
 
 
 def is_real_user(message: Message) -> bool:
-    """A user message a person wrote (not a compaction summary the importer kept)."""
-    return message.get("role") == "user" and message.get("display_kind") != "compact_summary"
+    """A user message a person wrote (not a summary, notice or command output the harness added)."""
+    return written_by_person(message)
 
 
 def _instruction_targets(messages: list[Message]) -> Iterator[Target]:

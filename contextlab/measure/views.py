@@ -18,6 +18,9 @@ from contextlab.measure.breaks import CAUSES, break_table
 DIFF_ITEMS_SHOWN = 15
 """Items listed per compaction in the HTML diff (needed-later first)."""
 
+FINDINGS_SHOWN = 50
+"""Summary-faithfulness findings listed in the report (all are counted)."""
+
 
 def plot_break_timeline(trace: pd.DataFrame) -> Figure:
     """Invalidated tokens of every prefix break against the request index, one row per run, by cause."""
@@ -79,4 +82,23 @@ def measure_sections(trace: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | N
         parts.append("<h2>What each compaction dropped</h2><details><summary>per compaction</summary>")
         parts.append(compaction_diff_html(frames))
         parts.append("</details>")
+        parts.extend(faithfulness_html(frames))
+    return parts
+
+
+def faithfulness_html(frames: Mapping[str, pd.DataFrame], shown: int = FINDINGS_SHOWN) -> list[str]:
+    """The summary checks' findings (``faithfulness`` frame): counts per run and finding, then the
+    first ``shown`` findings in run order. Nothing when the frame is absent."""
+    findings = frames.get("faithfulness")
+    if findings is None:
+        return []
+    parts = ["<h2>Summary faithfulness</h2>"]
+    if not len(findings):
+        return [*parts, "<p>No unsupported identifiers or status upgrades in engine-written rows.</p>"]
+    keys = ["transcript", "engine", "params", "finding"]
+    counts = findings.groupby(keys, sort=False).size().reset_index(name="findings")
+    parts.append(f"<div class='wide'>{counts.to_html(index=False, border=0)}</div>")
+    parts.append(f"<details><summary>first {min(shown, len(findings))} of {len(findings)} findings</summary>")
+    listed = findings[["transcript", "engine", "request", "finding", "text"]].head(shown)
+    parts.append(f"<div class='wide'>{listed.to_html(index=False, border=0, na_rep='')}</div></details>")
     return parts

@@ -21,18 +21,38 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
+from contextlab.messages import content_text
 from contextlab.transcripts.anthropic_blocks import AssistantDraft, usage_from_anthropic, user_messages
 from contextlab.transcripts.io import counts_at
 from contextlab.transcripts.issues import ImportLog
-from contextlab.transcripts.model import CompactionEvent, RecordedUsage, Transcript
+from contextlab.transcripts.model import COMPACT_SUMMARY_KIND, CompactionEvent, RecordedUsage, Transcript
 
 LINE_TYPES = frozenset(
     {"user", "assistant", "system", "progress", "file-history-snapshot", "queue-operation", "summary"}
 )
 MESSAGE_TYPES = frozenset({"user", "assistant"})
 SYNTHETIC_MODEL = "<synthetic>"
-COMPACT_SUMMARY_KIND = "compact_summary"
 META_KIND = "meta"
+
+# User rows Claude Code writes itself (not isMeta in its logs), by how their text starts.
+_HARNESS_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("[Request interrupted by user", "interrupt"),
+    ("<task-notification>", "task_notification"),
+    ("<command-name>", "command"),
+    ("<command-message>", "command"),
+    ("<local-command-stdout>", "command_output"),
+    ("<local-command-stderr>", "command_output"),
+    ("<local-command-caveat>", "meta"),
+)
+
+
+def harness_kind(text: str) -> str | None:
+    """The ``display_kind`` of a user row Claude Code wrote itself (see ``HARNESS_KINDS``), else None."""
+    head = text.lstrip()
+    for prefix, kind in _HARNESS_PREFIXES:
+        if head.startswith(prefix):
+            return kind
+    return None
 
 
 def looks_like(rows: list[tuple[int, Any]]) -> bool:
@@ -155,6 +175,8 @@ class _Builder:
             user["display_kind"] = COMPACT_SUMMARY_KIND
         elif row.get("isMeta"):
             user["display_kind"] = META_KIND
+        elif (kind := harness_kind(content_text(user))) is not None:
+            user["display_kind"] = kind
         if self.open is not None and not row.get("isCompactSummary"):
             self.open.after.append((user, stamp))
             return

@@ -44,14 +44,12 @@ def looks_like(document: Any) -> bool:
 
 
 def _is_contents(document: Any) -> bool:
-    return (
-        isinstance(document, list)
-        and bool(document)
-        and all(
-            isinstance(c, dict) and c.get("role") in ("user", "model") and isinstance(c.get("parts"), list)
-            for c in document[:3]
-        )
-    )
+    # Recognised by shape, not validity: items carry `parts` where OpenAI messages carry `content`.
+    # A corrupted item among the first few still makes it a contents list, so the loader names it.
+    if not (isinstance(document, list) and document and all(isinstance(c, dict) for c in document[:3])):
+        return False
+    head = document[:3]
+    return any("parts" in c for c in head) and not any("content" in c for c in head)
 
 
 def load(path: Path, document: Any) -> list[Transcript]:
@@ -188,8 +186,10 @@ def _contents(path: Path, contents: list[Any]) -> Transcript:
     open_calls: list[str] = []
     for i, content in enumerate(contents):
         where = f"content {i}"
-        if not isinstance(content, dict) or content.get("role") not in ("user", "model"):
+        if not isinstance(content, dict):
             raise TranscriptError(source, where, "expected {role: user|model, parts: [...]}")
+        if content.get("role") not in ("user", "model"):
+            raise TranscriptError(source, where, f"field 'role': expected user or model, got {content.get('role')!r}")
         parts = content.get("parts")
         if not isinstance(parts, list):
             raise TranscriptError(source, where, "field 'parts': expected a list")

@@ -7,6 +7,28 @@ from typing import Any
 
 from contextlab.engine import Message
 
+COMPACT_SUMMARY_KIND = "compact_summary"
+"""``display_kind`` of a recorded compaction summary kept as a user row (Claude Code, Hermes)."""
+
+HARNESS_KINDS: frozenset[str] = frozenset(
+    {
+        COMPACT_SUMMARY_KIND,
+        "meta",  # Claude Code isMeta rows: command caveats, skill bodies
+        "demo",  # SWE-agent demonstrations
+        "interrupt",  # "[Request interrupted by user ...]"
+        "task_notification",  # a background task finished
+        "command",  # a slash command line (/compact, /mcp, ...)
+        "command_output",  # what a local command printed
+    }
+)
+"""``display_kind`` marks of user-role rows the agent's harness wrote, not the person: they are sent
+like any user row, but the measurement layer never reads them as a user's ask or instruction."""
+
+
+def written_by_person(message: Message) -> bool:
+    """A user row a person wrote: role ``user`` and no harness mark (:data:`HARNESS_KINDS`)."""
+    return message.get("role") == "user" and message.get("display_kind") not in HARNESS_KINDS
+
 
 @dataclass(frozen=True)
 class RecordedUsage:

@@ -33,7 +33,9 @@ CASES: list[tuple[str, tuple[Any, ...], Any, str, str]] = [
         "field 'content'",
     ),
     ("gemini-cli", ("messages", 1, "toolCalls", 0, "name"), 42, "message 1, toolCalls[0]", "'name'"),
-    ("gemini-contents", (0, "role"), 42, "message 0", "field 'role'"),
+    ("gemini-contents", (0, "role"), 42, "content 0", "field 'role'"),
+    ("gemini-contents", (1, "parts"), "oops", "content 1", "field 'parts'"),  # not mistaken for another format
+    ("gemini-contents", (1, "parts", 0), "oops", "content 1, part 0", "expected a part object"),
     ("hermes-session", ("messages", 2, "role"), [1], "message 3", "field 'role'"),
     ("langfuse", ("observations", 1, "input", 2, "content"), 42, "span 1, input[2]", "field 'content'"),
 ]

@@ -261,3 +261,30 @@ def test_real_main_sessions_know_their_subagent_logs(shared_transcripts: Path) -
         for name in logs:
             sub = load_transcript(path.parent / name)
             assert sub.metadata["subagent"] is True and sub.n_requests >= 1
+
+
+def test_rows_claude_code_writes_itself_are_marked_and_not_user_asks(tmp_path: Path) -> None:
+    from contextlab.measure.targets import targets_for
+    from contextlab.transcripts.model import written_by_person
+
+    notice = "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"
+    rows = [
+        _user("u1", "Fix the flaky login test. Do not touch the database schema."),
+        _assistant("a1", "m1", {"type": "text", "text": "On it."}),
+        _user("u2", [{"type": "text", "text": "[Request interrupted by user for tool use]"}]),
+        _user("u3", "<local-command-caveat>Caveat: DO NOT respond to these messages.</local-command-caveat>"),
+        _user("u4", "<command-name>/compact</command-name>\n<command-args>keep going</command-args>"),
+        _user("u5", "<local-command-stdout>Compacted</local-command-stdout>"),
+        _user("u6", notice),
+        _assistant("a2", "m2", {"type": "text", "text": "Noted."}),
+        _user("u7", "did you push?"),
+        _assistant("a3", "m3", {"type": "text", "text": "Yes."}),
+    ]
+    t = load_transcript(_write(tmp_path / "s.jsonl", rows))
+    users = [m for m in t.messages if m["role"] == "user"]
+    kinds = [m.get("display_kind") for m in users]
+    assert kinds == [None, "interrupt", "meta", "command", "command_output", "task_notification", None]
+    assert [m["content"] for m in users if written_by_person(m)] == [users[0]["content"], "did you push?"]
+    targets = targets_for(t).targets
+    assert [x.texts[0] for x in targets if x.kind == "task"] == [users[0]["content"][:160], "did you push?"]
+    assert [x.texts[0] for x in targets if x.kind == "instruction"] == ["Do not touch the database schema."]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from contextlab.engine import Message
 from contextlab.engines.summarizers.base import SummaryRequest
 from contextlab.engines.summarizers.redact import redact
-from contextlab.engines.summarizers.template import SectionSpec, SummaryTemplate
+from contextlab.engines.summarizers.template import SOURCE_ORDER, SectionSpec, SummaryTemplate
 from contextlab.engines.tooltext import (
     call_target,
     first_error_line,
@@ -274,7 +274,7 @@ def task_snapshot(messages: list[Message]) -> str:
 
 def extract(messages: list[Message], first_index: int = 0) -> Extraction:
     """Walk ``messages`` once and collect every source's items (indices offset by ``first_index``)."""
-    out: Extraction = {name: [] for name in _EXTRACT_ORDER}
+    out: Extraction = {name: [] for name in SOURCE_ORDER}
     calls: dict[str, tuple[str, dict[str, object], int, int]] = {}  # id -> name, args, idx, action slot
     files: dict[str, Item] = {}
     errors: dict[str, Item] = {}
@@ -385,23 +385,6 @@ def extract(messages: list[Message], first_index: int = 0) -> Extraction:
     out["identifiers"] = sorted(identifiers.values(), key=lambda it: it.order)
     return out
 
-
-_EXTRACT_ORDER = (
-    "snapshot",
-    "goal",
-    "constraints",
-    "actions",
-    "current_state",
-    "in_progress",
-    "errors",
-    "decisions",
-    "questions",
-    "user_requests",
-    "files",
-    "remaining",
-    "identifiers",
-    "timeline",
-)
 
 _PATH_ARG_KEYS = ("path", "file", "filename", "file_path", "notebook_path", "target_file", "filepath")
 

@@ -16,24 +16,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SOURCES: frozenset[str] = frozenset(
-    {
-        "snapshot",
-        "goal",
-        "constraints",
-        "actions",
-        "current_state",
-        "in_progress",
-        "errors",
-        "decisions",
-        "questions",
-        "user_requests",
-        "files",
-        "remaining",
-        "identifiers",
-        "timeline",
-    }
+SOURCE_ORDER: tuple[str, ...] = (
+    "snapshot",
+    "goal",
+    "constraints",
+    "actions",
+    "current_state",
+    "in_progress",
+    "errors",
+    "decisions",
+    "questions",
+    "user_requests",
+    "files",
+    "remaining",
+    "identifiers",
+    "timeline",
 )
+"""What the extractive summarizer extracts, in the order it fills its sections (template sources)."""
+
+SOURCES: frozenset[str] = frozenset(SOURCE_ORDER)
 """Extractor names a :class:`SectionSpec` may use."""
 
 
