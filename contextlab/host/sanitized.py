@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from contextlab.engine import Message
-from contextlab.messages import is_user_text, merge_user_messages, row_call_ids, sanitize_row
+from contextlab.messages import merge_user_messages, row_call_ids, sanitize_row
 from contextlab.tokens import ExactCounter, RoughCounter
 
 _UNCOUNTED = (-1, -1)
@@ -151,13 +151,15 @@ class IncrementalSanitizer:
         del out[keep:], out_tokens[keep:], out_rough[keep:]
         added_tokens = added_rough = 0
         self._stable = min(self._stable, keep)
-        for k in range(start, len(self._inputs)):
-            self._checkpoint_len[k] = len(out)
-            self._checkpoint_pending[k] = (pending, counts)
-            row = self._stage[k]
+        inputs, input_tokens, input_rough, stage = self._inputs, self._input_tokens, self._input_rough, self._stage
+        checkpoint_len, checkpoint_pending = self._checkpoint_len, self._checkpoint_pending
+        for k in range(start, len(inputs)):
+            checkpoint_len[k] = len(out)
+            checkpoint_pending[k] = (pending, counts)
+            row = stage[k]
             if row is None:
                 continue
-            if is_user_text(row):
+            if row.get("role") == "user" and isinstance(row.get("content"), str):  # is_user_text, inlined
                 if pending is None:
                     # Counted when it is sent: the next row may merge into it.
                     pending, counts = row, _UNCOUNTED
@@ -175,7 +177,10 @@ class IncrementalSanitizer:
                 added_tokens += counts[0]
                 added_rough += counts[1]
                 pending = None
-            tokens, rough = self._counts(row, k)
+            if row is inputs[k] and input_tokens[k] >= 0:  # the row as fed, counted: _counts inlined
+                tokens, rough = input_tokens[k], input_rough[k]
+            else:
+                tokens, rough = self._counts(row, k)
             out.append(row)
             out_tokens.append(tokens)
             out_rough.append(rough)
