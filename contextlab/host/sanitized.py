@@ -111,6 +111,17 @@ class IncrementalSanitizer:
 
     def _restage(self, k: int) -> None:
         wire = self._inputs[k]
+        role = wire.get("role") if isinstance(wire, dict) else None
+        if role == "tool":
+            call_id = wire.get("tool_call_id")
+            if call_id and str(call_id) in self._called:  # what sanitize_row keeps as is
+                self._stage[k] = wire
+                return
+        elif role == "assistant":
+            calls = self._calls[k]
+            if calls and all(c in self._answered for c in calls):  # has calls: not thinking-only
+                self._stage[k] = wire
+                return
         self._stage[k] = sanitize_row(wire, self._answered, self._called)
         if not isinstance(wire, dict):
             return
