@@ -331,10 +331,11 @@ class ExactCounter:
         return self._count_message(message)
 
     def _count_message(self, message: Message) -> int:
-        total = TOKENS_PER_MESSAGE + self.text(str(message.get("role", "")))
+        text = self.text
+        total = TOKENS_PER_MESSAGE + text(str(message.get("role", "")))
         content = message.get("content")
         if isinstance(content, str):
-            total += self.text(content)
+            total += text(content)
         elif isinstance(content, list):
             for part in content:
                 if isinstance(part, dict):
@@ -347,11 +348,11 @@ class ExactCounter:
                 elif isinstance(part, str):
                     total += self.text(part)
         if message.get("name"):
-            total += TOKENS_PER_NAME + self.text(str(message["name"]))
+            total += TOKENS_PER_NAME + text(str(message["name"]))
         for call in tool_calls(message):
-            total += TOKENS_PER_TOOL_CALL + self.text(tool_call_name(call)) + self.text(tool_call_arguments(call))
+            total += TOKENS_PER_TOOL_CALL + text(tool_call_name(call)) + text(tool_call_arguments(call))
         if message.get("tool_call_id"):
-            total += self.text(str(message["tool_call_id"]))
+            total += text(str(message["tool_call_id"]))
         return total
 
     def messages(self, messages: list[Message]) -> int:

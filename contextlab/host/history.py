@@ -177,7 +177,8 @@ class WorkingHistory:
                 wire, rough = memo.fresh_wire(row)
                 self._keep(row, wire, UNCOUNTED, rough)
             else:
-                self._keep(row, *memo.fresh_row(row))
+                wire, exact, rough = memo.fresh_row(row)
+                self._keep(row, wire, exact, rough)
         return clones
 
     @property
