@@ -45,3 +45,19 @@ def test_dask_worker_death_fails_only_its_run() -> None:
     )
     assert result.summaries["status"].tolist() == ["crashed", "ok"]
     assert "dask worker failed" in result.summaries["error"].iloc[0]
+
+
+def test_cells_beside_dying_ones_still_finish() -> None:
+    """Two cells kill their workers; every other cell (queued beside them, or waiting for the shared
+    inputs a dead worker held) still finishes ok."""
+    transcripts = [tool_conversation(6, 1_800, seed=s, name=f"t{s}") for s in range(3)]
+    result = bench(
+        transcripts,
+        [DyingEngine, "passthrough", RecentTurnsEngine],
+        executor="dask",
+        workers=2,
+        progress=False,
+    )
+    runs = result.summaries
+    lost = runs.loc[runs["status"] != "ok", ["transcript", "engine"]]
+    assert sorted(lost.itertuples(index=False, name=None)) == [(t.transcript_id, "dying") for t in transcripts]
