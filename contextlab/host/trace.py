@@ -105,8 +105,9 @@ def run_summary(
     n = len(trace)
     committed = compactions[compactions["outcome"] == "committed"] if len(compactions) else compactions
     compaction_rows = committed[committed["trigger"] != "prune"] if len(committed) else committed
-    prompt_total = int(trace["prompt_tokens"].sum()) if n else 0
-    prefix_total = int(trace["prefix_tokens"].sum()) if n else 0
+    prompt = _values(trace, "prompt_tokens") if n else None
+    prompt_total = int(prompt.sum()) if prompt is not None else 0
+    prefix_total = _total(trace, "prefix_tokens")
     summary = RunSummary(
         **base,
         requests=n,
@@ -115,22 +116,34 @@ def run_summary(
         compaction_attempts=int((compactions["trigger"] != "prune").sum()) if len(compactions) else 0,
         prunes=int((committed["trigger"] == "prune").sum()) if len(committed) else 0,
         prompt_tokens_total=prompt_total,
-        prompt_tokens_max=int(trace["prompt_tokens"].max()) if n else 0,
-        prompt_tokens_mean=float(trace["prompt_tokens"].mean()) if n else 0.0,
-        prompt_tokens_rough_total=int(trace["prompt_tokens_rough"].sum()) if n else 0,
-        completion_tokens_total=int(trace["completion_tokens"].sum()) if n else 0,
+        prompt_tokens_max=int(prompt.max()) if prompt is not None else 0,
+        prompt_tokens_mean=float(prompt.mean()) if prompt is not None else 0.0,
+        prompt_tokens_rough_total=_total(trace, "prompt_tokens_rough"),
+        completion_tokens_total=_total(trace, "completion_tokens"),
         prefix_tokens_total=prefix_total,
         prefix_share=(prefix_total / prompt_total) if prompt_total else 0.0,
         prefix_breaks=int(prefix_broken(trace).sum()),
-        violations=int(trace["violations"].sum()) if n else 0,
-        overflows=int(trace["overflow"].sum()) if n else 0,
-        select_context_used=int(trace["select_context_used"].sum()) if n else 0,
+        violations=_total(trace, "violations"),
+        overflows=_total(trace, "overflow"),
+        select_context_used=_total(trace, "select_context_used"),
         engine_ms_total=float(trace["engine_ms"].sum()) if n else 0.0,
         observed=dict(extra),
     )
     for key, value in host_loop_counts(trace, compactions).items():
         setattr(summary, key, value)
     return summary
+
+
+def _values(trace: pd.DataFrame, column: str) -> Any:
+    """The column as a numpy array when it holds ints or bools (numpy's sum, max and mean give what
+    pandas' give there, at a tenth of the cost on a short run), else the pandas column."""
+    series = trace[column]
+    values = series.to_numpy()
+    return values if values.dtype.kind in "iub" else series
+
+
+def _total(trace: pd.DataFrame, column: str) -> int:
+    return int(_values(trace, column).sum()) if len(trace) else 0
 
 
 RUN_KEYS: tuple[str, ...] = schema.declared("trace", "transcript", "engine", "params")
