@@ -57,11 +57,12 @@ def main() -> None:
     rows = []
     for name in names:
         result = replay(transcript, name, context_length=args.context_length)
-        rows.append({"engine": name, **{short: result.summary.get(key) for key, short in COLUMNS.items()}})
+        values = {short: result.summary.get(key, float("nan")) for key, short in COLUMNS.items()}
+        rows.append({"engine": name, **values})
     table = pd.DataFrame(rows)
     print(f"{transcript.transcript_id}: {transcript.n_requests} requests, facts: {result.summary.get('facts_source')}")
     with pd.option_context("display.width", 250, "display.max_columns", 40, "display.precision", 3):
-        print(table.to_string(index=False))
+        print(table.to_string(index=False, na_rep="-"))  # "-": no target of that kind in this transcript
 
 
 if __name__ == "__main__":

@@ -66,6 +66,8 @@ _ERROR_HINTS = (
     "fatal:",
 )
 """Literal substrings one of which every :data:`_ERROR_LINE` match contains."""
+ERROR_HINT = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
+"""Finds any of :data:`_ERROR_HINTS` in one pass (for many short texts; long texts use ``in``)."""
 
 
 def first_error_line(text: str) -> str | None:

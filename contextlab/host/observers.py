@@ -34,6 +34,10 @@ class RequestView:
         prefix_messages: How many leading messages this request shares with the previous one (the
             same objects), so an observer can update its state incrementally.
         completion_tokens: Output tokens of the (recorded) response, for pricing.
+        history_version: How many times the host has replaced the working history so far (each
+            committed compaction, prune or micro pass, and each session reset): when it differs
+            from the previous request's, the history was rewritten in between, whatever rows the
+            rewrite kept.
     """
 
     turn: int
@@ -49,6 +53,7 @@ class RequestView:
     transcript_index: int = -1
     prefix_messages: int = 0
     completion_tokens: int = 0
+    history_version: int = 0
 
 
 @runtime_checkable

@@ -496,6 +496,7 @@ class ReplayHost:
                 transcript_index=step.assistant_index,
                 prefix_messages=prefix_messages,
                 completion_tokens=completion,
+                history_version=self.working.version,
             )
             for observer in self.observers:
                 row.update(observer.observe(view))

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.history import WorkingHistory
 from contextlab.host.memo import MessageMemo
+from contextlab.host.selection_structure import SelectionStructure
 from contextlab.host.validity import selection_problem
-from contextlab.messages import StructureTracker, Violation, clone_messages, sanitize_request
+from contextlab.messages import Violation, clone_messages, sanitize_request
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ class RequestAssembler:
         self._prefix_total = sum(self._prefix_tokens)
         self.prefix_rough = sum(memo.rough(w) for w in self._prefix_wires)
         """Rough tokens of the system row (the host estimates it apart from the messages)."""
+        self._structure = SelectionStructure()
 
     def assemble(
         self, history: WorkingHistory, incoming_message: Message | None, budget_tokens: int
@@ -110,16 +112,14 @@ class RequestAssembler:
             return self._plain(history, rejection=rejection, engine_ms=engine_ms)
         assert isinstance(result, list)
         # Unchanged rows reuse the host's per-row results; only rows the engine built are counted.
-        wires, exact, rough, same_structure = views.selection(result)
+        wires, exact, rough, same_structure, signatures = views.selection(result)
         structure = history.structure
         if same_structure and not structure.needs_sanitizing:
             return AssembledRequest(wires, exact, True, None, structure.violations(), engine_ms, message_rough=rough)
         if same_structure:
             violations = structure.violations()
         else:
-            tracker = StructureTracker()
-            for row in result:
-                tracker.feed(row)
+            tracker = self._structure.tracker(result, signatures)  # resumed at the first changed row
             violations = tracker.violations()
             if not tracker.needs_sanitizing:
                 return AssembledRequest(wires, exact, True, None, violations, engine_ms, message_rough=rough)

@@ -3,10 +3,11 @@
 The host never lets an engine touch its own rows (a mutating engine must not reach the history).
 Instead of a deep copy of the whole history on every hook call, it keeps *mirrors*: one private
 clone per history row, made when the row first goes to an engine and handed out again on every later
-call. Before each hand-out a mirror is checked against the host rows with one C-level ``==`` (string
-objects are shared, so this costs a pointer comparison per field); a row an engine changed is
-re-cloned. An engine that mutates what it was given therefore still changes nothing, and the next
-call sees pristine rows, as with fresh copies.
+call. The clones record the rows an engine changes (:mod:`contextlab.host.tracked`), so before a
+hand-out only those rows (and the newest ones, which the host may still stamp) are compared with the
+host rows; a row that differs is re-cloned. An engine that mutates what it was given therefore still
+changes nothing, and the next call sees pristine rows, as with fresh copies, at a cost per changed
+row instead of per history row.
 
 Because handed-out rows keep their identity, a row an engine returns unchanged (the very object it
 was given, equal to the host row) is recognised in O(1) and reuses the host's per-row results
@@ -23,6 +24,7 @@ from typing import Any
 from contextlab.engine import Message
 from contextlab.host.history import WorkingHistory
 from contextlab.host.memo import MessageMemo
+from contextlab.host.tracked import tracked_clone
 from contextlab.messages import clone_messages, is_empty, tool_calls
 
 
@@ -39,17 +41,41 @@ def structure_signature(message: Message) -> tuple[Any, ...]:
     )
 
 
+def _settled(row: Message) -> bool:
+    """The host will not change ``row`` any more: ``stamp_identity`` (its only in-place change of a
+    history row, a first insert) has nothing left to add to it."""
+    if not row.get("message_uid"):
+        return False
+    role = row.get("role")
+    if role == "assistant":
+        return not tool_calls(row) or isinstance(row.get("_tool_call_uids"), dict)
+    return role != "tool" or "_tool_call_uid" in row
+
+
 class _Mirror:
-    """Engine-owned clones of a list of host rows, with an identity index back to the rows."""
+    """Engine-owned clones of a list of host rows, with an identity index back to the rows.
+
+    The clones record the rows an engine changes (:mod:`contextlab.host.tracked`); before a
+    hand-out only those, and the rows whose source the host may still stamp, are compared with
+    their sources. A row that differs is cloned again."""
 
     def __init__(self) -> None:
         self.rows: list[Message] = []
         self.index: dict[int, int] = {}
-        self.verified = False
-        """Every clone is known to equal its source (checked since the last hand-out)."""
+        self.changed: set[int] = set()
+        """Positions of rows an engine changed since they were cloned (filled by the clones)."""
+        self._unsettled: list[int] = []
 
     def reset(self) -> None:
-        self.rows, self.index, self.verified = [], {}, False
+        # A new set: clones of the old mirror (an engine may keep them) record into the old one.
+        self.rows, self.index, self.changed, self._unsettled = [], {}, set(), []
+
+    def _clone(self, row: Message, i: int) -> Message:
+        clone: Message = tracked_clone(row, (self.changed, i))
+        self.index[id(clone)] = i
+        if not _settled(row):
+            self._unsettled.append(i)
+        return clone
 
     def sync(self, source: list[Message]) -> list[Message]:
         """A fresh list of clones equal to ``source`` (clones reused when still pristine)."""
@@ -57,17 +83,20 @@ class _Mirror:
         if len(rows) > len(source):
             self.reset()
             rows = self.rows
-        if not self.verified and rows != source[: len(rows)]:  # one C-level comparison when untouched
-            for i, (mine, theirs) in enumerate(zip(rows, source, strict=False)):
-                if mine != theirs:
-                    del self.index[id(mine)]
-                    rows[i] = clone_messages([theirs])[0]
-                    self.index[id(rows[i])] = i
+        if self.changed or self._unsettled:
+            check = sorted({*self.changed, *self._unsettled})
+            self.changed.clear()
+            self._unsettled = []
+            for i in check:
+                if i >= len(rows):
+                    continue
+                if rows[i] != source[i]:
+                    del self.index[id(rows[i])]
+                    rows[i] = self._clone(source[i], i)
+                elif not _settled(source[i]):
+                    self._unsettled.append(i)
         for i in range(len(rows), len(source)):
-            clone = clone_messages([source[i]])[0]
-            rows.append(clone)
-            self.index[id(clone)] = i
-        self.verified = False  # handed out: the engine may change them from now on
+            rows.append(self._clone(source[i], i))
         return list(rows)
 
     def position(self, row: Message) -> int | None:
@@ -86,7 +115,6 @@ class EngineViews:
         self._version = -1
         self._request = _Mirror()  # system + history rows (select_context's request)
         self._conversation = _Mirror()  # history rows (conversation_messages, compaction snapshots, hooks)
-        self._conversation_handed: list[Message] = []
         self._signatures: list[tuple[Any, ...]] = []
         self._prefix_signatures = [structure_signature(m) for m in prefix]
         self._source: list[Message] = []
@@ -121,8 +149,7 @@ class EngineViews:
         """The engine's copy of the history (``conversation_messages``, compaction snapshots, hooks);
         its rows are separate objects from :meth:`request`'s, as with fresh copies."""
         self._check_version()
-        self._conversation_handed = self._conversation.sync(self._history.peek())
-        return self._conversation_handed
+        return self._conversation.sync(self._history.peek())
 
     def host_row(self, row: Message) -> Message | None:
         """The host row an engine-returned ``row`` stands for, if it is a handed-out copy left unchanged."""
@@ -154,16 +181,17 @@ class EngineViews:
             sigs.append(structure_signature(rows[i]))
         return sigs
 
-    def selection(self, result: list[Message]) -> tuple[list[Message], list[int], list[int], bool]:
+    def selection(
+        self, result: list[Message]
+    ) -> tuple[list[Message], list[int], list[int], bool, list[tuple[Any, ...]]]:
         """Wire rows, exact and rough tokens of a ``select_context`` result (after :meth:`request`),
-        and whether its structure is exactly the unselected request's (so the history's structure
-        state applies). Costs C-level list operations plus Python work per row that differs from
+        whether its structure is exactly the unselected request's (so the history's structure
+        state applies), and each row's structure signature (the same object while a row is known
+        unchanged). Costs C-level list operations plus Python work per row that differs from
         both the previous result and the rows handed out."""
         n = len(result)
-        # One C-level comparison: did the engine leave every row it was handed as it was?
-        pristine = self._handed == self._source
-        self._request.verified = pristine
-        self._conversation.verified = self._conversation_handed == self._history.peek()
+        # Did the engine leave every row it was handed as it was? (The clones record changes.)
+        pristine = not self._request.changed
         refs: list[Message | None] = [None] * n
         wires: list[Message | None] = [None] * n
         exact = [0] * n
@@ -195,7 +223,7 @@ class EngineViews:
         self._previous_version = self._version
         history_signatures = self._history_signatures()
         same_structure = n == len(self._source) and signatures == [*self._prefix_signatures, *history_signatures]
-        return wires, exact, rough, same_structure  # type: ignore[return-value]
+        return wires, exact, rough, same_structure, signatures  # type: ignore[return-value]
 
     def _resolve(self, m: Message, pristine: bool) -> tuple[Message, Message, int, int, tuple[Any, ...]]:
         """(reference content, wire, exact, rough, signature) of one returned row."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import ahocorasick_rs
 
@@ -31,6 +32,20 @@ _NOT_DONE = re.compile(
     r"\b(?:fail(?:ed|s|ing|ure)?|error|broken|started|in progress|todo|pending|proposed|not yet|still|red)\b", re.I
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+_DONE_LOWER = re.compile(_DONE.pattern)
+_NOT_DONE_LOWER = re.compile(_NOT_DONE.pattern)
+"""The same words for lowercased ASCII text (their patterns are lowercase): a case-sensitive scan
+is about twice as fast, and ASCII case folding is exactly ``str.lower``."""
+
+
+def _status_of(line: str) -> tuple[bool, bool]:
+    """Whether ``line`` says done, and whether it says not done."""
+    if line.isascii():
+        lower = line.lower()
+        return bool(_DONE_LOWER.search(lower)), bool(_NOT_DONE_LOWER.search(lower))
+    return bool(_DONE.search(line)), bool(_NOT_DONE.search(line))
 
 
 def _done_names(sentence: str) -> list[str] | None:
@@ -59,11 +74,15 @@ class FaithfulnessMemo:
         verified: Identifiers found supported by an earlier commit (skips their search).
         sentences: Per summary sentence, the identifiers it reports done (None: not a done-sentence).
         lines: Per source line, whether it says done and whether it says not done.
+        rows: Per source row (its text), the identifiers already looked for in it, and for those
+            it contains, ``(done, not done)`` over the lines naming them: a row is searched for
+            an identifier once per run, however many commits it stays in the history for.
     """
 
     verified: set[str] = field(default_factory=set)
     sentences: dict[str, list[str] | None] = field(default_factory=dict)
     lines: dict[str, tuple[bool, bool]] = field(default_factory=dict)
+    rows: dict[str, tuple[set[str], dict[str, tuple[bool, bool]]]] = field(default_factory=dict)
 
 
 def without_template(summary: str, template: Sequence[str]) -> str:
@@ -75,23 +94,42 @@ def without_template(summary: str, template: Sequence[str]) -> str:
     return summary
 
 
+class RowIndex(Protocol):
+    """What a caller may already know about the source rows: which literal texts each contains."""
+
+    def sole_owner(self, text: str) -> int | None:
+        """A key standing for ``text`` (None: this index does not know the text)."""
+        ...
+
+    def find(self, payload: str) -> frozenset[int]:
+        """The keys of the known texts that occur in ``payload``."""
+        ...
+
+
 def check_summaries(
     summaries: list[str],
-    source: str,
+    source: str | Sequence[str],
     verified: set[str] | None = None,
     memo: FaithfulnessMemo | None = None,
     template: Sequence[str] = (),
+    index: RowIndex | None = None,
 ) -> Faithfulness:
-    """Check engine-written ``summaries`` against ``source`` (the text the engine summarised).
+    """Check engine-written ``summaries`` against ``source`` (the text the engine summarised: one
+    string, or its rows, as if joined by line breaks).
 
     ``verified`` (or ``memo.verified``) holds identifiers found supported by an earlier commit of the
     same run; it is extended in place. ``template`` is text the engine adds to every summary
     whatever it summarises (:func:`contextlab.measure.template.template_texts`): it is no claim
-    about the source, so it is cut out before checking.
+    about the source, so it is cut out before checking. Identifiers hold no line break, so one
+    occurs in the joined source exactly when it occurs in one of its rows, and each line lies
+    within one row: giving the rows lets ``memo`` reuse what it found per row at earlier commits.
+    ``index`` (the probe's scans of every payload it has seen) answers which rows hold the
+    identifiers it knows without searching the rows again.
     """
     out = Faithfulness()
     shared = memo if memo is not None else FaithfulnessMemo()
     known = verified if verified is not None else shared.verified
+    rows = [source] if isinstance(source, str) else list(dict.fromkeys(source))
     sentences = shared.sentences
     claimed: dict[str, None] = {}
     done_sentences: list[tuple[str, list[str]]] = []
@@ -112,40 +150,89 @@ def check_summaries(
             else:
                 out.undetermined += 1
     out.identifiers = len(claimed)
+    joined: str | None = None
     for token in claimed:
         if token in known:
             continue
-        if token in source:  # a C-speed substring search; a truncated identifier still matches
+        if joined is None:
+            joined = "\n".join(rows)
+        if token in joined:  # a C-speed substring search; a truncated identifier still matches
             known.add(token)
         else:
             out.unsupported.append(token)
     named = {t for _sentence, names in done_sentences for t in names if t in known}
     if not named:
         return out
-    # The status of the source lines around each identifier a done-sentence names.
-    words = sorted(named)
-    automaton = ahocorasick_rs.AhoCorasick(words)
-    status: dict[str, list[bool]] = {}  # token -> [seen_done, seen_not_done]
-    line_status: dict[int, tuple[bool, bool]] = {}
-    lines = shared.lines
-    for word, _start, stop_at in automaton.find_matches_as_indexes(source, overlapping=True):
-        token, end = words[word], stop_at - 1  # the index of the match's last character
-        flags = status.setdefault(token, [False, False])
-        if flags[0] and flags[1]:
-            continue
-        start = source.rfind("\n", 0, end) + 1
-        cached = line_status.get(start)
-        if cached is None:
-            stop = source.find("\n", end)
-            line = source[start : stop if stop >= 0 else len(source)]
-            cached = lines.get(line)
-            if cached is None:
-                cached = lines[line] = (bool(_DONE.search(line)), bool(_NOT_DONE.search(line)))
-            line_status[start] = cached
-        flags[0] = flags[0] or cached[0]
-        flags[1] = flags[1] or cached[1]
+    status = _line_status(named, rows, shared, index)
     for sentence, tokens in done_sentences:
         checked = [status[t] for t in tokens if t in status]
         if checked and all(flags[1] and not flags[0] for flags in checked):
             out.upgrades.append(sentence)
     return out
+
+
+def _line_status(
+    named: set[str], rows: Sequence[str], memo: FaithfulnessMemo, index: RowIndex | None = None
+) -> dict[str, tuple[bool, bool]]:
+    """For each of ``named`` that occurs in ``rows``: whether some line naming it says done, and
+    whether some says not done (ORed over every line; a row is searched once per identifier)."""
+    entries = []
+    pending: dict[frozenset[str], list[tuple[str, set[str], dict[str, tuple[bool, bool]]]]] = {}
+    for row in rows:
+        entry = memo.rows.get(row)
+        if entry is None:
+            entry = memo.rows[row] = (set(), {})
+        entries.append(entry)
+        if not named <= entry[0]:
+            pending.setdefault(frozenset(named - entry[0]), []).append((row, *entry))
+    for missing, group in pending.items():
+        # Identifiers the index knows are looked up in its answer for the row (no search); rows
+        # missing the same other identifiers (new rows: all; older rows: this commit's new names)
+        # are searched with one automaton each, not one substring search per row and identifier.
+        owners = {token: index.sole_owner(token) for token in missing} if index is not None else {}
+        known = {token: key for token, key in owners.items() if key is not None}
+        rest = [token for token in missing if token not in known]
+        automaton = ahocorasick_rs.AhoCorasick(rest, store_patterns=True) if len(rest) > 2 else None
+        for row, checked, found in group:
+            present: set[str] = set()
+            if known:
+                keys = index.find(row) if index is not None else frozenset()
+                present.update(token for token, key in known.items() if key in keys)
+            if automaton is not None:
+                present.update(automaton.find_matches_as_strings(row, overlapping=True))
+            else:
+                present.update(token for token in rest if token in row)
+            for token in present:
+                found[token] = _row_flags(row, token, memo.lines)
+            checked |= missing
+    status: dict[str, tuple[bool, bool]] = {}
+    for _checked, found in entries:
+        if not found:
+            continue
+        for token in found.keys() & named:
+            flags = found[token]
+            old = status.get(token)
+            if old is None:
+                status[token] = flags
+            elif flags != old and old != (True, True):
+                status[token] = (old[0] or flags[0], old[1] or flags[1])
+    return status
+
+
+def _row_flags(row: str, token: str, lines: dict[str, tuple[bool, bool]]) -> tuple[bool, bool]:
+    """``(done, not done)`` over the lines of ``row`` that contain ``token`` (overlaps included)."""
+    done = not_done = False
+    at = row.find(token)
+    while at >= 0:
+        start = row.rfind("\n", 0, at) + 1
+        stop = row.find("\n", at)
+        line = row[start : stop if stop >= 0 else len(row)]
+        flags = lines.get(line)
+        if flags is None:
+            flags = lines[line] = _status_of(line)
+        done, not_done = done or flags[0], not_done or flags[1]
+        if (done and not_done) or stop < 0:
+            break
+        # The next occurrence on a later line (every occurrence on this line has its flags).
+        at = row.find(token, stop + 1)
+    return done, not_done

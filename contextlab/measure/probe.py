@@ -11,7 +11,6 @@ re-checking recoverability) happens only on the requests right after a commit.
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -130,6 +129,7 @@ class MeasureProbe:
         else:
             self._scans = scans_for(transcript)
         self._order = sorted(range(len(targets)), key=lambda i: (targets[i].message_index, i))
+        self._kind_codes = np.array([KINDS.index(t.kind) for t in targets], dtype=np.int64)
         self._next = 0
         self._eligible = bytearray(len(targets))
         self._counts = [0] * len(targets)
@@ -150,9 +150,10 @@ class MeasureProbe:
         self._previous_tools: list[dict[str, Any]] | None = None
         self._previous_prompt = 0
         self._previous_history: Sequence[Message] = []
+        self._previous_version = 0
         self._previous_index = 0
         self._engine_texts: set[str] = set()
-        self._snapshots: list[tuple[int, list[int], list[int], list[int]]] = []
+        self._snapshots: list[tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = []
         self._retentions: list[float] = []
         self._kind_sums: dict[str, list[float]] = {}
         self._task_checks = [0, 0]
@@ -163,6 +164,7 @@ class MeasureProbe:
         self._faith.update({"summary_status_upgrades": 0, "summary_status_undetermined": 0})
         self._faith_rows: list[dict[str, Any]] = []
         self._faith_memo = FaithfulnessMemo()
+        self._history_payloads: dict[int, tuple[Message, str]] = {}
         self._template = template_texts(self._engine)
         self._occurrences: dict[int, tuple[int, ...]] | None = None
         self._oracle: RecoveryOracle | None = None
@@ -190,21 +192,34 @@ class MeasureProbe:
         keep = min(view.prefix_messages, len(previous_found))
         touched: dict[int, bool] = {}  # target -> was present before this request
         counts = self._counts
-        for found in previous_found[keep:]:
-            for t in found:
-                touched.setdefault(t, counts[t] > 0)
-                counts[t] -= 1
-        committed = bool(self._previous_history) and (
-            not view.history or view.history[0] is not self._previous_history[0]
-        )
+        # Rows after the shared prefix that were already in the previous request (the same objects:
+        # an engine's selection moves or keeps rows, a mask changes a few) keep their targets and
+        # change no count; only the rows that left are subtracted and the new ones added.
+        suffix = messages[keep:]
+        moved: dict[int, list[frozenset[int]]] = {}
+        for message, found in zip(self._previous[keep:], previous_found[keep:], strict=False):
+            moved.setdefault(id(message), []).append(found)
+        found_of = [moved[id(m)].pop() if moved.get(id(m)) else None for m in suffix] if moved else []
+        for left in moved.values():
+            for found in left:
+                for t in found:
+                    touched.setdefault(t, counts[t] > 0)
+                    counts[t] -= 1
+        # A rewrite between two requests (a commit) is known by the host's history version, not by
+        # the rows it left: a summary after the first row, or a prune, keeps the first row.
+        committed = bool(self._previous_history) and view.history_version != self._previous_version
         # The row list is edited in place (a copy per request is quadratic over a long session),
         # except after a commit, whose diff needs the previous request's rows.
         found_list = previous_found[:keep] if committed else previous_found
         del found_list[keep:]
-        # Rows after the shared prefix are looked up by payload: a transcript row, or one seen
-        # earlier in the run (moved or re-cloned rows keep their string objects, whose hash CPython
-        # caches), costs O(1); only a payload new to the run is scanned.
-        for message in messages[keep:]:
+        # New rows are looked up by payload: a transcript row, or one seen earlier in the run
+        # (re-cloned rows keep their string objects, whose hash CPython caches), costs O(1); only a
+        # payload new to the run is scanned.
+        for n, message in enumerate(suffix):
+            known = found_of[n] if found_of else None
+            if known is not None:
+                found_list.append(known)
+                continue
             found = self._scan_text(message_payload(message))
             for t in found:
                 touched.setdefault(t, counts[t] > 0)
@@ -240,7 +255,7 @@ class MeasureProbe:
 
         row: dict[str, Any] = {}
         if committed and not self.facts_only:
-            self._on_commit(view, found_list)
+            self._on_commit(view, touched)
             if self._oracle is not None:
                 # The engine's store changed: missing facts not known to be reachable are looked up
                 # again (a reachable fact stays reachable: recall stores only grow; docs/metrics.md).
@@ -266,6 +281,7 @@ class MeasureProbe:
         self._previous_tools = view.tools
         self._previous_prompt = view.prompt_tokens
         self._previous_history = view.history
+        self._previous_version = view.history_version
         self._previous_index = ti
         return row
 
@@ -277,28 +293,73 @@ class MeasureProbe:
             self._occurrences = self._scans.occurrences([other.message_index for other in self._targets])
         return self._occurrences.get(t, ())
 
-    def _item_rows(self) -> list[tuple[Any, ...]]:
-        """Summarised and removed targets of each commit, with what later requests needed them."""
-        rows = []
-        for request, t, outcome, ti in self._items:
-            target = self._targets[t]
-            uses = self._uses(t)
-            later = uses[bisect.bisect_left(uses, ti) :]
-            rows.append(
-                (
-                    request,
-                    target.kind,
-                    target.key,
-                    target.texts[0][:160],
-                    target.category,
-                    target.origin,
-                    outcome,
-                    bool(later),
-                    len(later),
-                    later[0] if later else None,
-                )
+    def _item_columns(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Summarised and removed targets of each commit, with what later requests needed them:
+        the ``compaction_items`` columns in item order, and the order that ranks them (request,
+        needed later first, most later uses first, kind, key). Built column-wise: a long compacting
+        run has tens of thousands of items."""
+        items = self._items
+        requests, owners, outcomes, indices = zip(*items, strict=True)
+        # One entry per distinct target: labels, and its uses laid end to end, so that every item's
+        # first later use is one vectorised search over (target slot, transcript index) keys.
+        slot: dict[int, int] = {t: i for i, t in enumerate(dict.fromkeys(owners))}
+        targets = [self._targets[t] for t in slot]
+        uses = [self._uses(t) for t in slot]
+        starts = np.zeros(len(uses) + 1, dtype=np.int64)
+        np.cumsum([len(u) for u in uses], out=starts[1:])
+        flat = np.fromiter((x for u in uses for x in u), dtype=np.int64, count=int(starts[-1]))
+        at = np.asarray(indices, dtype=np.int64)
+        low = min(int(at.min()), int(flat.min()) if len(flat) else 0)
+        span = 1 + max(int(at.max()), int(flat.max()) if len(flat) else 0) - low
+        keys = np.repeat(np.arange(len(uses), dtype=np.int64), np.diff(starts)) * span + (flat - low)
+        item_slot = np.fromiter(map(slot.__getitem__, owners), dtype=np.int64, count=len(items))
+        first = np.searchsorted(keys, item_slot * span + (at - low))
+        later = starts[item_slot + 1] - first
+        has_later = later > 0
+        following = flat[np.minimum(first, len(flat) - 1)] if len(flat) else np.zeros(len(items), dtype=np.int64)
+        # The dtype a list of these values gets: int64 when all are set, float64 (NaN) when some.
+        if has_later.all():
+            next_use: np.ndarray = following
+        elif has_later.any():
+            next_use = np.where(has_later, following, np.nan)
+        else:
+            next_use = np.full(len(items), None, dtype=object)
+
+        def label(values: list[str]) -> np.ndarray:
+            return np.array(values, dtype=object)[item_slot]
+
+        def rank(values: list[str]) -> np.ndarray:  # equal strings rank equal (ties go to the next key)
+            position = {value: i for i, value in enumerate(sorted(set(values)))}
+            return np.fromiter(map(position.__getitem__, values), dtype=np.int64, count=len(values))[item_slot]
+
+        kinds, names = [x.kind for x in targets], [x.key for x in targets]
+        columns = {
+            "request": np.asarray(requests, dtype=np.int64),
+            "kind": label(kinds),
+            "key": label(names),
+            "text": label([x.texts[0][:160] for x in targets]),
+            "category": label([x.category for x in targets]),
+            "origin": label([x.origin for x in targets]),
+            "outcome": np.array(outcomes, dtype=object),
+            "needed_later": has_later,
+            "later_uses": later,
+            "next_use": next_use,
+        }
+        # lexsort is stable and takes its last key first: what sort_values(kind="stable") does.
+        order = np.lexsort((rank(names), rank(kinds), -later, ~has_later, columns["request"]))
+        return columns, order
+
+    def _item_frame(self) -> pd.DataFrame:
+        """The ``compaction_items`` frame, ranked."""
+        if not self._items:
+            return pd.DataFrame([], columns=ITEM_COLUMNS).sort_values(
+                ["request", "needed_later", "later_uses", "kind", "key"],
+                ascending=[True, False, False, True, True],
+                kind="stable",
+                ignore_index=True,
             )
-        return rows
+        columns, order = self._item_columns()
+        return pd.DataFrame({name: values[order] for name, values in columns.items()}, columns=ITEM_COLUMNS)
 
     def _set_reach(self, t: int, reach: Reach) -> None:
         self._forget_reach(t)
@@ -406,8 +467,9 @@ class MeasureProbe:
         return out
 
     def _record_groups(self, request: int) -> None:
-        # Three list copies per request; the long-form frame is built once, vectorised (frames()).
-        self._snapshots.append((request, self._eligible_n.copy(), self._present_n.copy(), self._recoverable_n.copy()))
+        # Three tuple copies per request; the long-form frame is built once, vectorised (frames()).
+        # Tuples of ints, which the garbage collector stops tracking (list copies would stay tracked).
+        self._snapshots.append((request, tuple(self._eligible_n), tuple(self._present_n), tuple(self._recoverable_n)))
 
     def _probe_frame(self) -> pd.DataFrame:
         """One row per request and group with eligible targets, request-major, groups in order."""
@@ -440,7 +502,7 @@ class MeasureProbe:
 
     # ------------------------------------------------------------------ commits
 
-    def _on_commit(self, view: RequestView, found_list: list[frozenset[int]]) -> None:
+    def _on_commit(self, view: RequestView, touched: dict[int, bool]) -> None:
         """The history was replaced since the previous request: diff it and check new summaries."""
         before, after = self._previous_history, view.history
         transcript = self._transcript.messages
@@ -465,23 +527,27 @@ class MeasureProbe:
         request = view.request
         counts = self._counts
         # Targets that were in the previous request: kept, summarised (only in new rows) or removed.
-        in_summary: set[int] = set()
-        for text in summary_texts:
-            in_summary |= self._scan_text(message_payload({"role": "assistant", "content": text}))
-        before_present = {t for found in self._previous_found for t in found}
+        in_summary = self._summary_targets(summary_texts)
+        before_present: set[int] = set().union(*self._previous_found)
+        # A target of the previous request that this request did not touch still has its count (> 0)
+        # and is kept, unless a new summary row names it: only the touched ones that were present
+        # and those named in the summaries are classified one by one; the rest are counted by kind.
+        candidates = sorted({t for t, was in touched.items() if was}.union(in_summary & before_present))
+        present = np.fromiter(before_present, dtype=np.int64, count=len(before_present))
+        kept_n = np.bincount(self._kind_codes[present], minlength=len(KINDS)).tolist()
         tallies: dict[str, int] = {}
         ti = view.transcript_index
-        for t in sorted(before_present):
+        for t in candidates:
+            kind = self._targets[t].kind
             if counts[t] > 0 and not (t in in_summary and counts[t] <= 1):
-                outcome = "kept"
-            elif counts[t] > 0:
-                outcome = "summarised"
-            else:
-                outcome = "removed"
-            target = self._targets[t]
-            tallies[f"{target.kind}_{outcome}"] = tallies.get(f"{target.kind}_{outcome}", 0) + 1
-            if outcome != "kept":
-                self._items.append((request, t, outcome, ti))
+                continue
+            outcome = "summarised" if counts[t] > 0 else "removed"
+            kept_n[KINDS.index(kind)] -= 1
+            tallies[f"{kind}_{outcome}"] = tallies.get(f"{kind}_{outcome}", 0) + 1
+            self._items.append((request, t, outcome, ti))
+        for kind, n in zip(KINDS, kept_n, strict=True):
+            if n:
+                tallies[f"{kind}_kept"] = n
         self._diff_rows.append(
             {
                 "request": request,
@@ -496,8 +562,10 @@ class MeasureProbe:
             }
         )
         if written:
-            source = "\n".join(message_payload(m) for m in (*before, *appended))
-            result = check_summaries(summary_texts, source, memo=self._faith_memo, template=self._template)
+            source = self._source_rows(before, range(self._previous_index, max(self._previous_index, ti)))
+            result = check_summaries(
+                summary_texts, source, memo=self._faith_memo, template=self._template, index=self._scans
+            )
             self._faith["summaries_checked"] += len(written)
             self._faith["summary_identifiers"] += result.identifiers
             self._faith["summary_unsupported_identifiers"] += len(result.unsupported)
@@ -507,6 +575,31 @@ class MeasureProbe:
                 self._faith_rows.append({"request": request, "finding": "unsupported_identifier", "text": token})
             for sentence in result.upgrades:
                 self._faith_rows.append({"request": request, "finding": "status_upgrade", "text": sentence})
+
+    def _summary_targets(self, summary_texts: list[str]) -> set[int]:
+        """Targets named in the rows the engine wrote at this commit."""
+        found: set[int] = set()
+        for text in summary_texts:
+            found |= self._scan_text(message_payload({"role": "assistant", "content": text}))
+        return found
+
+    def _source_rows(self, before: Sequence[Message], appended: range) -> list[str]:
+        """The payloads of what the engine summarised: the history before the commit, then the
+        transcript rows appended since. A history row keeps its payload (by identity) from one
+        commit to the next; transcript rows' payloads were rendered once with the targets."""
+        memo = self._history_payloads
+        kept: dict[int, tuple[Message, str]] = {}
+        rows = []
+        for message in before:
+            hit = memo.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, message_payload(message))
+            kept[id(message)] = hit
+            rows.append(hit[1])
+        self._history_payloads = kept  # only rows still in the history: memory stays one history
+        transcript = self._scans.payloads
+        rows.extend(transcript[i] for i in appended)
+        return rows
 
     # ------------------------------------------------------------------ end of run
 
@@ -583,12 +676,7 @@ class MeasureProbe:
         return {
             "probes": self._probe_frame(),
             "compaction_diff": pd.DataFrame(self._diff_rows, columns=DIFF_COLUMNS),
-            "compaction_items": pd.DataFrame(self._item_rows(), columns=ITEM_COLUMNS).sort_values(
-                ["request", "needed_later", "later_uses", "kind", "key"],
-                ascending=[True, False, False, True, True],
-                kind="stable",
-                ignore_index=True,
-            ),
+            "compaction_items": self._item_frame(),
             "faithfulness": pd.DataFrame(self._faith_rows, columns=["request", "finding", "text"]),
         }
 

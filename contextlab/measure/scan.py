@@ -9,6 +9,7 @@ by every replay of that parsed transcript.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 import ahocorasick_rs
 
@@ -28,10 +29,13 @@ class TextIndex:
 
     def find(self, payload: str) -> set[int]:
         """Positions of the texts that occur in ``payload``."""
+        return set(map(self._position.__getitem__, self.matched(payload)))
+
+    def matched(self, payload: str) -> set[str]:
+        """The texts that occur in ``payload``."""
         if self._automaton is None or not payload:
             return set()
-        matches = self._automaton.find_matches_as_strings(payload, overlapping=True)
-        return set(map(self._position.__getitem__, set(matches))) if matches else set()
+        return set(self._automaton.find_matches_as_strings(payload, overlapping=True))
 
 
 def targets_in(text_ids: set[int], targets_of_text: Sequence[tuple[int, ...]]) -> frozenset[int]:
@@ -73,6 +77,15 @@ class RowScans:
                     owners[position[text]].append(t)
         self.index = index
         self.targets_of_text = [tuple(o) for o in owners]
+        # Text -> the targets holding it: a payload's matched texts map to targets in one C-level chain.
+        self._owners = {text: self.targets_of_text[i] for text, i in position.items() if text}
+        # Per text, a target whose only text it is: that target is found in a payload exactly when
+        # the text occurs in it (see sole_owner).
+        self._sole: dict[str, int] = {}
+        for t, texts in enumerate(target_texts):
+            distinct = set(texts)
+            if len(distinct) == 1:
+                self._sole.setdefault(next(iter(distinct)), t)
         self.payloads = list(payloads)
         self._memo: dict[str, frozenset[int]] = {}
         self._rows: list[frozenset[int]] | None = None
@@ -88,10 +101,16 @@ class RowScans:
         """Targets whose text occurs in ``payload`` (scanned on first sight, then looked up)."""
         found = self._memo.get(payload)
         if found is None:
-            found = targets_in(self.index.find(payload), self.targets_of_text)
+            texts = self.index.matched(payload)
+            found = frozenset(chain.from_iterable(map(self._owners.__getitem__, texts))) if texts else _EMPTY
             if len(self._memo) < MEMO_PAYLOADS:
                 self._memo[payload] = found
         return found
+
+    def sole_owner(self, text: str) -> int | None:
+        """A target whose only text is ``text`` (None: there is none): ``text`` occurs in a payload
+        exactly when :meth:`find` of that payload holds this target."""
+        return self._sole.get(text)
 
     def rows(self) -> list[frozenset[int]]:
         """Targets found in each transcript row."""

@@ -20,6 +20,7 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.measure.scan import RowScans, TextIndex
+from contextlab.measure.shell import command_artifacts, command_of, fenced_commands
 from contextlab.measure.text import (
     constraint_sentences,
     error_lines,
@@ -29,7 +30,7 @@ from contextlab.measure.text import (
     task_text,
 )
 from contextlab.messages import content_text, tool_calls
-from contextlab.transcripts.model import Transcript, written_by_person
+from contextlab.transcripts.model import FENCED_ACTIONS, Transcript, written_by_person
 
 KINDS = ("fact", "identifier", "error", "artifact", "instruction", "task")
 """Target kinds, in the order their columns appear."""
@@ -137,7 +138,7 @@ def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
     raw: list[Target] = []
     raw.extend(_identifier_targets(messages, payloads))
     raw.extend(_error_targets(messages))
-    raw.extend(_artifact_targets(messages))
+    raw.extend(_artifact_targets(messages, transcript.metadata.get("tool_calls") == FENCED_ACTIONS))
     raw.extend(_instruction_targets(messages))
     raw.extend(_task_targets(messages))
     if transcript.facts:
@@ -177,12 +178,24 @@ def _find_each(index: TextIndex, payloads: list[str]) -> list[set[int]]:
     return out
 
 
+def is_tool_output(message: Message) -> bool:
+    """A tool result, or an environment's output sent as a user row (``display_kind`` observation:
+    mini-swe-agent, SWE-agent without function calling)."""
+    return message.get("role") == "tool" or message.get("display_kind") == "observation"
+
+
 def _origin(message: Message) -> str:
+    if is_tool_output(message):
+        return "tool"
     role = message.get("role")
     return role if isinstance(role, str) else "user"
 
 
-def _call_id(message: Message) -> str | None:
+def _call_id(message: Message, index: int) -> str | None:
+    """What a re-fetch redoes: the tool call a result answers, or the action an observation row
+    answers (named by the row's transcript index: one observation, one command run)."""
+    if message.get("display_kind") == "observation":
+        return f"observation@{index}"
     value = message.get("tool_call_id")
     return value if message.get("role") == "tool" and isinstance(value, str) and value else None
 
@@ -202,7 +215,7 @@ def _gold_facts(transcript: Transcript) -> list[Target]:
                 _origin(message),
                 fact.category,
                 tuple(sorted(int(u) for u in uses.get(fact.fact_id, []))),
-                _call_id(message),
+                _call_id(message, index),
                 fact.needed_later,
             )
         )
@@ -221,7 +234,13 @@ def _identifier_targets(messages: list[Message], payloads: list[str]) -> Iterato
                 continue
             seen.add(token)
             yield Target(
-                "identifier", token, (token,), index, _origin(message), "identifier", source_call=_call_id(message)
+                "identifier",
+                token,
+                (token,),
+                index,
+                _origin(message),
+                "identifier",
+                source_call=_call_id(message, index),
             )
 
 
@@ -230,7 +249,7 @@ def _error_targets(messages: list[Message]) -> Iterator[Target]:
     first: dict[str, tuple[int, Message]] = {}
     done: set[str] = set()
     for index, message in enumerate(messages):
-        if message.get("role") != "tool":
+        if not is_tool_output(message):
             continue
         text = content_text(message)
         if text in done:
@@ -243,7 +262,7 @@ def _error_targets(messages: list[Message]) -> Iterator[Target]:
                 found.append(exemplar)
     for fingerprint, texts in exemplars.items():
         index, message = first[fingerprint]
-        yield Target("error", fingerprint, tuple(texts), index, "tool", "error", source_call=_call_id(message))
+        yield Target("error", fingerprint, tuple(texts), index, "tool", "error", source_call=_call_id(message, index))
 
 
 def artifact_op(tool_name: str) -> str:
@@ -258,8 +277,8 @@ def artifact_op(tool_name: str) -> str:
     return "other"
 
 
-def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
-    """(tool name, paths in its arguments) for one tool call."""
+def call_arguments(call: dict[str, Any]) -> tuple[str, Any]:
+    """(tool name, parsed arguments; ``{}`` when they are not JSON) of one tool call."""
     raw_function = call.get("function")
     function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
     name = str(function.get("name") or call.get("name") or "")
@@ -270,6 +289,12 @@ def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
             args = json.loads(raw) if raw.strip() else {}
         except ValueError:
             args = {}
+    return name, args
+
+
+def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
+    """(tool name, paths in its arguments) for one tool call."""
+    name, args = call_arguments(call)
     paths: list[str] = []
     if isinstance(args, dict):
         for key in _PATH_KEYS:
@@ -282,21 +307,34 @@ def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
     return name, paths
 
 
-def _artifact_targets(messages: list[Message]) -> Iterator[Target]:
+def call_artifacts(call: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(op, path)`` for the files one tool call reads, edits or creates: path arguments by the
+    tool's name, and the file operands of a shell command (:mod:`contextlab.measure.shell`)."""
+    name, paths = call_paths(call)
+    op = artifact_op(name)
+    found = [] if op == "other" else [(op, path) for path in paths]
+    command = command_of(call_arguments(call)[1])
+    if command is not None:
+        found.extend(command_artifacts(command))
+    return found
+
+
+def _artifact_targets(messages: list[Message], fenced_actions: bool) -> Iterator[Target]:
+    """Artifacts of assistant tool calls, and of the fenced shell blocks of assistant messages when
+    the agent acts through them instead of tool calls (``fenced_actions``: mini-swe-agent)."""
     seen: set[str] = set()
     for index, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
-        for call in tool_calls(message):
-            name, paths = call_paths(call)
-            op = artifact_op(name)
-            if op == "other":
-                continue
-            for path in paths:
-                key = f"{op}:{path}"
-                if key not in seen:
-                    seen.add(key)
-                    yield Target("artifact", key, (path,), index, "assistant", op)
+        found = [artifact for call in tool_calls(message) for artifact in call_artifacts(call)]
+        if fenced_actions:
+            for command in fenced_commands(content_text(message)):
+                found.extend(command_artifacts(command))
+        for op, path in found:
+            key = f"{op}:{path}"
+            if key not in seen:
+                seen.add(key)
+                yield Target("artifact", key, (path,), index, "assistant", op)
 
 
 def is_real_user(message: Message) -> bool:

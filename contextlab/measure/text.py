@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterator
 from itertools import filterfalse
 
+import ahocorasick_rs
+
 from contextlab.engine import Message
 from contextlab.engines.summarizers.extractive import error_fingerprint  # one fingerprint rule for engines and probes
 from contextlab.messages import content_text, tool_call_arguments, tool_calls
@@ -60,6 +62,7 @@ _IDENTIFIER = re.compile(
     r"|[A-Z][A-Z0-9]{1,9}-[A-Z0-9-]*\d[A-Z0-9-]*"
 )
 _BACKTICKED = re.compile(r"`([^`\s]{5,80})`")
+_CLOSING_TAG = re.compile(r"</[A-Za-z][\w:-]*>")
 MIN_IDENTIFIER_CHARS = 5
 """Shorter tokens (``a.py``, ``#12``) occur by chance too often to say anything about retention."""
 
@@ -92,10 +95,25 @@ def _classify(raw: str) -> str | None:
     return token if _IDENTIFIER.fullmatch(token) is not None else None
 
 
+_IDENTIFIER_ASCII = re.compile(_IDENTIFIER.pattern.encode("ascii"))
+"""``_IDENTIFIER`` over bytes: on ASCII text without ``://`` (the URL branch, the only one whose whitespace
+class differs) it matches exactly what the str pattern matches, without decoding the candidate."""
+
+
+def _classify_ascii(raw: bytes) -> str | None:
+    """:func:`_classify` of an ASCII run of a text without ``://``, decoded only when it is an identifier."""
+    token = raw.rstrip(b".,:;-")
+    if len(token) < MIN_IDENTIFIER_CHARS or _ASCII_MARKS.isdisjoint(token):
+        return None
+    return token.decode("ascii") if _IDENTIFIER_ASCII.fullmatch(token) is not None else None
+
+
 def identifiers(text: str) -> list[str]:
     """Identifier-like tokens of ``text``, in order of first occurrence, without duplicates."""
     if not text:
         return []
+    if "</" in text:
+        text = _CLOSING_TAG.sub(" ", text)  # `</output>` is markup, not the path `/output`
     ascii_plain = text.isascii() and _URL not in text
     found = _ascii_identifiers(text) if ascii_plain else _scanned_identifiers(text)
     if "`" in text:
@@ -121,7 +139,7 @@ def _ascii_identifiers(text: str) -> dict[str, None]:
         if len(raw) < MIN_IDENTIFIER_CHARS or _ASCII_MARKS.isdisjoint(raw):
             memo[raw] = None
         else:
-            memo[raw] = _classify(raw.decode("ascii"))
+            memo[raw] = _classify_ascii(raw)
     return dict.fromkeys(filter(None, map(memo.__getitem__, runs)))
 
 
@@ -149,9 +167,15 @@ def _scanned_identifiers(text: str) -> dict[str, None]:
 
 
 _ERROR_LINE = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|PANIC|FAIL(?:ED|URE)?|Traceback|Exception|Error:)")
-_ERROR_WORD = re.compile(r"ERROR|FATAL|CRITICAL|PANIC|FAIL|Traceback|Exception|Error:")
-"""``_ERROR_LINE`` without the leading word boundary: a plain alternation Python's regex engine scans
-several times faster; the boundary is checked on each hit."""
+_ERROR_WORDS = ahocorasick_rs.AhoCorasick(
+    ["ERROR", "FATAL", "CRITICAL", "PANIC", "FAIL", "Traceback", "Exception", "Error:"],
+    matchkind=ahocorasick_rs.MatchKind.LeftmostFirst,
+)
+"""``_ERROR_LINE``'s words without the leading word boundary, found by Aho-Corasick (three times as fast
+as the regex alternation). Leftmost-first, non-overlapping matching is what ``re.finditer`` of the
+alternation ``ERROR|FATAL|...`` finds: the leftmost match, the first listed word at that position,
+then on from its end. The boundary is checked on each hit."""
+
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 """Line breaks ``str.splitlines`` honours besides ``\\n``."""
 EXEMPLAR_CHARS = 100
@@ -163,8 +187,7 @@ def error_lines(text: str) -> Iterator[tuple[str, str]]:
     if not text:
         return
     line_end = -1
-    for hit in _ERROR_WORD.finditer(text):
-        at = hit.start()
+    for _word, at, _end in _ERROR_WORDS.find_matches_as_indexes(text):
         if at < line_end:
             continue  # this line is already reported
         if at:
@@ -216,12 +239,18 @@ def constraint_sentences(text: str) -> Iterator[tuple[str, str]]:
 
 
 def task_text(text: str) -> str:
-    """The literal that stands for a user ask: its first non-empty line, cut to 160 characters."""
-    for line in text.splitlines():
-        line = line.strip()
-        if len(line) >= 8:
-            return line[:SENTENCE_CHARS].strip()
-    return ""
+    """The literal that stands for a user ask: its first line of at least 8 characters that states
+    something, cut to 160 characters. Lines of markup tags only (``<pr_description>``) and lead-in
+    lines ending with a colon (``Consider the following PR description:``) are passed over while a
+    later line can stand for the ask; otherwise the first long line is used."""
+    lines = [line.strip() for line in text.splitlines()]
+    long = [line for line in lines if len(line) >= 8]
+    stating = [line for line in long if not line.endswith(":") and _TAGS_ONLY.fullmatch(line) is None]
+    chosen = stating or long
+    return chosen[0][:SENTENCE_CHARS].strip() if chosen else ""
+
+
+_TAGS_ONLY = re.compile(r"(?:<[^<>]+>\s*)+")
 
 
 _DECISION = re.compile(

@@ -2,7 +2,8 @@
 
 The agent has no native tool calls: it writes one bash block per turn and the command output comes
 back as the next ``user`` message. Those outputs are loaded faithfully as user messages (no tool
-calls are invented); ``metadata["tool_calls"] = "none: command outputs are user messages"`` says so.
+calls are invented) marked ``display_kind = "observation"`` (every user row after the task is the
+harness's); ``metadata["tool_calls"] = "none: command outputs are user messages"`` says so.
 Each assistant message's ``extra.response`` holds the provider response: its ``usage`` becomes the
 :class:`RecordedUsage` of that message and ``created`` its timestamp. The rest of ``extra`` (the raw
 response, with encrypted reasoning) is not kept: mini-swe-agent never sends it back to the model.
@@ -16,10 +17,10 @@ from typing import Any
 from contextlab.engine import Message
 from contextlab.errors import TranscriptError
 from contextlab.transcripts.issues import ImportLog
-from contextlab.transcripts.model import RecordedUsage, Transcript
+from contextlab.transcripts.model import FENCED_ACTIONS, RecordedUsage, Transcript
 from contextlab.transcripts.openai_chat import check_message, usage_from_openai
 
-NO_TOOL_CALLS = "none: command outputs are user messages"
+NO_TOOL_CALLS = FENCED_ACTIONS
 
 
 def looks_like(document: Any) -> bool:
@@ -52,6 +53,8 @@ def load(path: Path, document: dict[str, Any]) -> list[Transcript]:
                 system_prompt = content
                 continue
         index = len(messages)
+        if message["role"] == "user" and any(m["role"] == "user" for m in messages):
+            message["display_kind"] = "observation"  # only the first user row (the task) is a person's
         messages.append(message)
         if extra is None:
             continue

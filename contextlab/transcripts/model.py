@@ -19,10 +19,16 @@ HARNESS_KINDS: frozenset[str] = frozenset(
         "task_notification",  # a background task finished
         "command",  # a slash command line (/compact, /mcp, ...)
         "command_output",  # what a local command printed
+        "observation",  # an environment's output sent as a user row (mini-swe-agent, SWE-agent)
     }
 )
 """``display_kind`` marks of user-role rows the agent's harness wrote, not the person: they are sent
 like any user row, but the measurement layer never reads them as a user's ask or instruction."""
+
+
+FENCED_ACTIONS = "none: command outputs are user messages"
+"""``metadata["tool_calls"]`` of a transcript whose agent acts through fenced shell blocks in its
+messages instead of tool calls, its environment answering as user rows (mini-swe-agent)."""
 
 
 def written_by_person(message: Message) -> bool:

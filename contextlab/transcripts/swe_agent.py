@@ -4,7 +4,8 @@
 messages carry ``tool_calls`` and tool messages ``tool_call_ids``). SWE-agent's own bookkeeping
 fields (``agent``, ``message_type``, ``thought``, ``action``, ``cache_control``) are not sent and
 are dropped; demonstration messages (``is_demo``) are sent, so they stay, marked with
-``display_kind = "demo"``. SWE-agent records no per-call usage, only totals
+``display_kind = "demo"``; observations sent as user rows (no function calling) are marked
+``"observation"``. SWE-agent records no per-call usage, only totals
 (``info.model_stats``), which go to ``metadata["model_stats"]``.
 """
 
@@ -62,6 +63,8 @@ def load(path: Path, document: dict[str, Any]) -> list[Transcript]:
             message["content"] = [_strip_cache_control(part) for part in content]
         if demo:
             message["display_kind"] = "demo"
+        elif message["role"] == "user" and raw.get("message_type") == "observation":
+            message["display_kind"] = "observation"  # command output, without function calling
         if message["role"] == "system" and not messages and system_prompt is None and isinstance(content, str):
             system_prompt = content
             continue

@@ -7,8 +7,9 @@ import math
 from typing import Any
 
 import pandas as pd
+import pytest
 
-from contextlab import replay
+from contextlab import load_dataset, replay
 from contextlab.cache.observer import CacheObserver
 from contextlab.engine import Message
 from contextlab.examples import tool_conversation
@@ -150,7 +151,7 @@ def test_incremental_counts_equal_a_full_recount_on_every_request() -> None:
     from contextlab import load_dataset
 
     t = load_dataset("coding-agent-short")
-    for engine in ("mask_window", "compressor", "retrieval"):
+    for engine in ("mask_window", "compressor", "retrieval", "hybrid", "clear_tool_uses", "lcm"):
         recorder = Recorder()
         result = replay(t, engine, context_length=16_000, observers=[recorder])
         targets = targets_for(t).targets
@@ -219,3 +220,14 @@ def test_probes_are_deterministic_and_leave_the_original_columns_alone() -> None
     shared = list(plain.trace.columns)
     pd.testing.assert_frame_equal(a.trace[shared].drop(columns=drop), plain.trace.drop(columns=drop))
     assert MeasureProbe().columns()[:3] == ["facts_eligible", "facts_in_context", "fact_retention"]
+
+
+@pytest.mark.parametrize("engine", ["summary", "clear_tool_uses", "compressor"])
+def test_every_request_after_a_commit_gets_a_diff_whatever_rows_it_kept(engine: str) -> None:
+    """A commit is known by the host's history version: a summary after a kept head, or a prune that
+    rewrites tool rows in place, gets its diff like a rewrite of the first row does."""
+    result = replay(load_dataset("support-agent"), engine, context_length=64_000)
+    passes = result.compactions
+    committed = sorted(set(passes.loc[passes["outcome"] == "committed", "request"]))
+    assert committed  # the engine did rewrite the history in this run
+    assert sorted(result.frames["compaction_diff"]["request"]) == committed

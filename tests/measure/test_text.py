@@ -74,3 +74,55 @@ def test_error_lines_follow_splitlines_and_word_boundaries() -> None:
     assert [e for _, e in error_lines("ERROR: one and ERROR: two on a line\nno error here")] == [
         "ERROR: one and ERROR: two on a line"
     ]
+
+
+def test_the_fast_ascii_path_equals_the_regex_scan_on_a_whole_session() -> None:
+    # Every ASCII payload of a generated session: the byte-level classification (no decoding of
+    # rejected runs) finds exactly the identifiers, in order, that the str regex scan finds.
+    from contextlab import load_dataset
+    from contextlab.measure.text import _ascii_identifiers, _scanned_identifiers, forget_identifiers, message_payload
+
+    payloads = [message_payload(m) for m in load_dataset("coding-agent-short").messages]
+    plain = [p for p in payloads if p.isascii() and "://" not in p]
+    assert len(plain) > 20
+    forget_identifiers()
+    fast = [list(_ascii_identifiers(p)) for p in plain]
+    forget_identifiers()
+    assert fast == [list(_scanned_identifiers(p)) for p in plain]
+    assert sum(map(len, fast)) > 30
+
+
+def test_error_words_are_found_where_the_regex_alternation_finds_them() -> None:
+    # The Aho-Corasick scan (leftmost-first, non-overlapping) against re.finditer of the alternation.
+    import re
+
+    from contextlab import load_dataset
+    from contextlab.measure.text import _ERROR_WORDS
+    from contextlab.messages import content_text
+
+    alternation = re.compile(r"ERROR|FATAL|CRITICAL|PANIC|FAIL|Traceback|Exception|Error:")
+    texts = [content_text(m) for m in load_dataset("support-agent").messages]
+    texts += ["ERRORERROR FAILED FATAL_FAIL xFAILURE Error:Exception TracebackCRITICAL PANICERROR:"]
+    texts += ["FAFATAL ERRERROR Errors: Error:: Exceptions ééFAIL"]
+    hits = 0
+    for text in texts:
+        expected = [m.start() for m in alternation.finditer(text)]
+        assert [start for _word, start, _end in _ERROR_WORDS.find_matches_as_indexes(text)] == expected, text
+        hits += len(expected)
+    assert hits > 20
+
+
+def test_closing_tags_are_markup_not_paths() -> None:
+    text = "<returncode>0</returncode>\n<output>see /srv/app/main.py and </span></output>"
+    assert identifiers(text) == ["/srv/app/main.py"]
+    assert identifiers("open /workspace now") == ["/workspace"]  # a one-segment path stays a path
+
+
+def test_task_text_passes_over_markup_and_lead_in_lines() -> None:
+    from contextlab.measure.text import task_text
+
+    ask = "<pr_description>\nConsider the following PR description:\nrequests.get sends Content-Length\nHi,"
+    assert task_text(ask) == "requests.get sends Content-Length"
+    assert task_text("fix it\n\nthe login test flakes on CI") == "the login test flakes on CI"
+    assert task_text("Steps to follow:") == "Steps to follow:"  # nothing else can stand for the ask
+    assert task_text("ok") == ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from engine_helpers import load, tool_session
 
@@ -102,3 +103,39 @@ def test_large_output_stub_in_tail() -> None:
     assert stubs
     ref = stubs[0]["content"].split()[5].rstrip(":")
     assert json.loads(engine.handle_tool_call("lcm_expand", {"id": ref}))["items"][0]["text"].startswith("file")
+
+
+def test_literal_search_matches_the_regex_search() -> None:
+    """A search for an escaped literal (the fast path over ASCII rows) answers exactly as the same
+    pattern run through the regex engine (a group makes it a non-literal regex), ASCII or not."""
+    engine = load("lcm", context_length=200_000)
+    messages = tool_session(12, lines=6)
+    messages[3]["content"] += "\nVALUE_1_2 again value_1_2, Value_1_2. a.b.c a.b.c"
+    messages[5]["content"] += "\nſtate KELVIN Kelvin \u212aelvin value_1_2 naïve a.b.c"  # long s, Kelvin sign
+    messages[7]["content"] += "\naaaa aaa"
+    engine.store.ingest(messages)
+    for literal in ["value_1_2", "VALUE_1", "a.b.c", "state", "kelvin", "aa", "file 3 line", "naïve", "zzz"]:
+        for mode_args in ({}, {"scope": "messages", "sort": "relevance", "limit": 50}):
+            fast = engine.handle_tool_call("lcm_grep", {"query": re.escape(literal), **mode_args})
+            slow = engine.handle_tool_call("lcm_grep", {"query": f"(?:{re.escape(literal)})", **mode_args})
+            assert json.loads(fast)["matches"] == json.loads(slow)["matches"], literal
+    assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "kelvin", "limit": 50}))["total"] == 1
+    assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "aa", "limit": 50}))["total"] == 1
+
+
+def test_covering_map_follows_new_nodes() -> None:
+    """The cached store-id → leaf map equals a from-scratch one after every pass adds nodes."""
+    engine, _messages, result = compacted(condensation_fanin=50)
+    store = engine.store
+
+    def from_scratch() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for node_id in store.order:
+            for source in store.nodes[node_id].source_ids:
+                out.setdefault(source, node_id)
+        return out
+
+    assert store.covering() == from_scratch() and store.covering()
+    before = dict(store.covering())
+    engine.compress(result + tool_session(30, lines=20)[1:])
+    assert store.covering() == from_scratch() and store.covering() != before

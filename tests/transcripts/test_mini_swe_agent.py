@@ -70,6 +70,13 @@ def test_observations_stay_user_messages_and_usage_attaches(tmp_path: Path) -> N
     )
     assert t.timestamps == {1: 1763511117.0, 3: 1763511130.0}
     assert t.model == "google/gemini-3-pro-preview" and t.source_format == "mini-swe-agent"
+    # The task is the person's; the command output is the environment's (never a user ask).
+    assert [m.get("display_kind") for m in t.messages] == [None, None, "observation", None]
+    from contextlab.measure.targets import targets_for
+
+    targets = targets_for(t).targets
+    assert [x.texts[0] for x in targets if x.kind == "task"] == ["<pr_description>fix</pr_description>"]
+    assert [x.key for x in targets if x.kind == "artifact"] == ["read:a.py"]  # from the fenced bash block
 
 
 def test_bad_message_names_its_index(tmp_path: Path) -> None:
@@ -95,3 +102,32 @@ def test_every_real_trajectory_matches_its_source(shared_transcripts: Path) -> N
         assert sum(u.cache_read_tokens for u in t.usage.values()) == sum(
             (u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0 for u in usages
         )
+
+
+def test_observations_are_tool_output_for_the_measurements(tmp_path: Path) -> None:
+    from contextlab.measure.targets import targets_for
+
+    output = (
+        "<returncode>1</returncode>\n<output>Traceback (most recent call last):\n"
+        "ValueError: bad ref 9f8e7d6c5b</output>"
+    )
+    doc = _traj(
+        [
+            {"role": "user", "content": "<pr_description>fix the header bug</pr_description>"},
+            {"role": "assistant", "content": "```bash\npython repro.py\n```", "extra": _response(100, 0)},
+            {"role": "user", "content": output},
+            {"role": "assistant", "content": "Ref 9f8e7d6c5b is rejected.\n\n```bash\nsed -i 's/a/b/' h/x.py\n```"},
+        ]
+    )
+    path = tmp_path / "repo__repo-1.traj.json"
+    path.write_text(json.dumps(doc))
+    targets = targets_for(load_transcript(path)).targets
+    recall = [x for x in targets if x.kind == "fact" and x.category == "recall"]
+    # The identifier came from the command output and the agent quoted it: a recall fact whose
+    # re-fetch redoes the command that observation answers.
+    assert [(x.texts, x.origin, x.source_call, x.uses) for x in recall] == [
+        (("9f8e7d6c5b",), "tool", "observation@2", (3,))
+    ]
+    errors = [x for x in targets if x.kind == "error"]
+    assert errors and all(x.origin == "tool" and x.source_call == "observation@2" for x in errors)
+    assert [x.key for x in targets if x.kind == "artifact"] == ["edit:h/x.py"]

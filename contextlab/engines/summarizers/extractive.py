@@ -25,6 +25,7 @@ from contextlab.engines.summarizers.base import SummaryRequest
 from contextlab.engines.summarizers.redact import redact
 from contextlab.engines.summarizers.template import SOURCE_ORDER, SectionSpec, SummaryTemplate
 from contextlab.engines.tooltext import (
+    ERROR_HINT,
     call_target,
     first_error_line,
     is_read,
@@ -76,7 +77,13 @@ _EXTENSIONS = (
     "py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|java|c|h|cpp|hpp|rb|sh|sql|html|css|ipynb|cfg|ini|lock|csv|xml"
 )
 _PATH_TOKEN = re.compile(rf"(?:~|\.{{1,2}})?/?(?:[\w.@+-]+/)+[\w.@+-]+|[\w-]+\.(?:{_EXTENSIONS})\b")
+_EXT_TOKEN = re.compile(rf"[\w-]+\.(?:{_EXTENSIONS})\b")
+"""The extension branch of :data:`_PATH_TOKEN` alone."""
 _TOKEN_STRIP = "\"'`()[]{}<>,;:!?*"
+_PATH_WORD = re.compile(rf"(?<!\S)[^\s/]*?(?:/|\.(?:{_EXTENSIONS})\b)\S*")
+"""A whole whitespace-separated word holding a "/" or a known ".ext" (matched from its first character
+only): a word :data:`_PATH_TOKEN` can match in, once stripped, must hold one (stripped characters are
+not word characters, so the ``\\b`` after an extension holds in the word as in the stripped token)."""
 _IDENTIFIER_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("://", re.compile(r"https?://[^\s<>\"'`)\]]+")),
     # "#" first: a leading lookbehind defeats the regex engine's literal-prefix scan (~100x slower).
@@ -396,17 +403,35 @@ def path_tokens(text: str) -> list[str]:
     long prose cheap.
     """
     found: list[str] = []
-    for raw in text.split():
-        if "/" not in raw and "." not in raw:
-            continue
-        if "://" in raw:
-            continue
-        token = raw.strip(_TOKEN_STRIP).rstrip(".")
-        if not token:
-            continue
-        for match in _PATH_TOKEN.finditer(token):
-            found.append(match.group(0).rstrip(".,;:"))
+    # The whitespace-separated words that can hold a path, found by one regex pass instead of a
+    # Python loop over every word (``\\S`` and ``str.split`` share the definition of whitespace).
+    memo = _WORD_PATHS
+    for raw in _PATH_WORD.findall(text):
+        paths = memo.get(raw)
+        if paths is None:
+            if len(memo) >= _WORD_PATHS_MAX:
+                memo.clear()
+            paths = memo[raw] = _word_paths(raw)
+        found.extend(paths)
     return found
+
+
+_WORD_PATHS: dict[str, tuple[str, ...]] = {}
+"""Path tokens per word: a session names the same paths over and over (a coding session: 26,000
+path-like words, 3,400 distinct), and matching one costs a backtracking regex pass."""
+_WORD_PATHS_MAX = 100_000
+
+
+def _word_paths(raw: str) -> tuple[str, ...]:
+    if "://" in raw:
+        return ()
+    token = raw.strip(_TOKEN_STRIP).rstrip(".")
+    if not token:
+        return ()
+    # Without a "/" only the extension branch can match: running it alone gives the same
+    # matches without the slash branch's backtracking over every start position.
+    pattern = _PATH_TOKEN if "/" in token else _EXT_TOKEN
+    return tuple(match.group(0).rstrip(".,;:") for match in pattern.finditer(token))
 
 
 def _call_paths(args: dict[str, object], raw_args: str) -> list[str]:
@@ -438,6 +463,8 @@ def _collect_errors(text: str, idx: int, errors: dict[str, Item]) -> None:
     for line in text.splitlines():
         if len(line) > 2000:
             line = line[:2000]
+        if ERROR_HINT.search(line) is None:
+            continue  # no error hint: first_error_line would say None (one C call instead of eleven)
         found = first_error_line(line)
         if not found:
             continue

@@ -47,6 +47,20 @@ _HINTS = (
 """Lowercase substrings one of which every secret pattern needs; checked at C speed before any regex."""
 
 
+_NEEDS: tuple[tuple[str, ...], ...] = (
+    ("sk-",),
+    ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_"),
+    ("AKIA",),
+    ("xox",),
+    (),
+    (),
+    ("-----BEGIN ",),
+)
+"""Per pattern, case-sensitive literals one of which any match contains (empty: always run). A
+pattern whose literals are absent from the text cannot match it, so its regex pass (a slow scan:
+the leading ``\\b`` defeats the literal-prefix search) is skipped with the same result."""
+
+
 def redact(text: str) -> str:
     """``text`` with API keys, tokens, passwords and private keys replaced by fixed markers."""
     if not text:
@@ -54,6 +68,8 @@ def redact(text: str) -> str:
     lowered = text.lower()
     if not any(hint in lowered for hint in _HINTS):
         return text
-    for pattern, replacement in _PATTERNS:
+    for (pattern, replacement), needs in zip(_PATTERNS, _NEEDS, strict=True):
+        if needs and not any(needle in text for needle in needs):
+            continue
         text = pattern.sub(replacement, text)
     return text

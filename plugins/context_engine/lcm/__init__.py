@@ -80,6 +80,7 @@ class LcmEngine(ContextEngine):
         self.store = Store()
         self._summarizer = ExtractiveSummarizer()
         self._tokens = parts.TokenEstimator()
+        self._costs: dict[int, tuple[dict[str, Any], int]] = {}  # input rows of the running compress
 
     @property
     def name(self) -> str:
@@ -123,14 +124,24 @@ class LcmEngine(ContextEngine):
         memory_context: str = "",
     ) -> list[dict[str, Any]]:
         self.store.ingest(messages)
+        # One estimate per input row for this call: the passes below sum the same rows many times.
+        self._costs = {id(m): (m, self._tokens.message(m)) for m in messages}
+        try:
+            return self._compress(messages, current_tokens, focus_topic, force)
+        finally:
+            self._costs = {}
+
+    def _compress(
+        self, messages: list[dict[str, Any]], current_tokens: int | None, focus_topic: str | None, force: bool
+    ) -> list[dict[str, Any]]:
         shown = [m[NODE_FLAG] for m in messages if m.get(NODE_FLAG) in self.store.nodes]
         raw = [m for m in messages if not m.get(NODE_FLAG)]
         tail_start = self._tail_start(raw, extend_to_user=True)
         tops, leftover = self._passes(raw[:tail_start], shown, force, focus_topic)
         result = self._assemble(tops, leftover, raw[tail_start:])
         # What the request carries besides the history (system prompt, tool schemas), from the host's figure.
-        overhead = max(0, int(current_tokens or 0) - self._tokens.messages(messages))
-        if self.threshold_tokens and self._tokens.messages(result) + overhead >= self.threshold_tokens:
+        overhead = max(0, int(current_tokens or 0) - self._cost(messages))
+        if self.threshold_tokens and self._cost(result) + overhead >= self.threshold_tokens:
             # Overflow guard: the fresh tail itself is too big; cap it and sweep again.
             tail_start = self._tail_start(raw, extend_to_user=False)
             tops, leftover = self._passes(raw[:tail_start], shown, True, focus_topic)
@@ -141,10 +152,20 @@ class LcmEngine(ContextEngine):
             and all(a is b for a, b in zip(result, messages, strict=True))
         ):
             return messages
-        if self._tokens.messages(result) >= self._tokens.messages(messages):
+        if self._cost(result) >= self._cost(messages):
             return messages
         self.compression_count += 1
         return result
+
+    def _cost(self, rows: list[dict[str, Any]]) -> int:
+        """The rough estimate of ``rows`` (the host's figure); the input rows of the running compress
+        are read from its table (which holds them, so an id there is theirs)."""
+        costs, estimate = self._costs, self._tokens.message
+        total = 0
+        for m in rows:
+            known = costs.get(id(m))
+            total += known[1] if known is not None and known[0] is m else estimate(m)
+        return total
 
     def _tail_start(self, raw: list[dict[str, Any]], *, extend_to_user: bool) -> int:
         start = max(0, len(raw) - self.fresh_tail_count)
@@ -160,8 +181,8 @@ class LcmEngine(ContextEngine):
             cap = max(1, self.threshold_tokens // 4)
         if cap is not None:
             spent, floor = 0, len(raw)
-            while floor > start and (floor == len(raw) or spent + self._tokens.message(raw[floor - 1]) <= cap):
-                spent += self._tokens.message(raw[floor - 1])
+            while floor > start and (floor == len(raw) or spent + self._cost(raw[floor - 1 : floor]) <= cap):
+                spent += self._cost(raw[floor - 1 : floor])
                 floor -= 1
             start = floor
         start = parts.safe_cut_at_or_before(raw, start)
@@ -177,7 +198,7 @@ class LcmEngine(ContextEngine):
         previous = self.store.nodes[tops[-1]].text if tops else None
         remaining = backlog
         while remaining:
-            size = self._tokens.messages(remaining)
+            size = self._cost(remaining)
             if self.leaf_mode == "whole":
                 if size < self.leaf_chunk_tokens and not force:
                     break
@@ -199,7 +220,7 @@ class LcmEngine(ContextEngine):
         spent = 0
         for i, start in enumerate(starts):
             stop = starts[i + 1] if i + 1 < len(starts) else len(backlog)
-            cost = self._tokens.messages(backlog[start:stop])
+            cost = self._cost(backlog[start:stop])
             if i > 0 and spent + cost > self.leaf_chunk_tokens:
                 end = start
                 break
@@ -221,7 +242,7 @@ class LcmEngine(ContextEngine):
         self, span: list[dict[str, Any]], budget: int, focus: str | None, auto: str | None
     ) -> tuple[str, str]:
         """L1 normal, L2 at half budget, L3 head/tail truncation: the first shorter than its input."""
-        source_tokens = self._tokens.messages(span)
+        source_tokens = self._cost(span)
         for level, size in (("L1", budget), ("L2", max(1, budget // 2))):
             text = self._summarize(span, size, focus, auto)
             if self._tokens.text(text) < source_tokens:

@@ -51,6 +51,8 @@ class Store:
     order: list[str] = field(default_factory=list)
     turn: int = 0
     _uidless: int = 0
+    _covering: dict[str, str] | None = field(default=None, repr=False)
+    _lowered: dict[str, str] = field(default_factory=dict, repr=False)
 
     def ingest(self, messages: list[dict[str, Any]]) -> None:
         """Add every message not seen yet (keyed by ``message_uid``; summary rows are skipped)."""
@@ -86,6 +88,7 @@ class Store:
         return self.by_uid.get(key)
 
     def add_node(self, node: Node) -> Node:
+        self._covering = None  # the node may cover new rows
         if node.id not in self.nodes:
             self.order.append(node.id)
         self.nodes[node.id] = node
@@ -101,13 +104,24 @@ class Store:
         return node.id
 
     def covering(self) -> dict[str, str]:
-        """store id → the id of the leaf node that summarizes it."""
+        """store id → the id of the leaf node that summarizes it (built once per change of the DAG;
+        callers only read it)."""
+        if self._covering is not None:
+            return self._covering
         out: dict[str, str] = {}
         for node_id in self.order:
             node = self.nodes[node_id]
             for source in node.source_ids:
                 out.setdefault(source, node.id)
+        self._covering = out
         return out
+
+    def lowered(self, text: str) -> str:
+        """``text.lower()``, computed once per stored text (every search lowers every row)."""
+        low = self._lowered.get(text)
+        if low is None:
+            low = self._lowered[text] = text.lower()
+        return low
 
 
 def node_id(text: str) -> str:

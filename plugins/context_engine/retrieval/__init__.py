@@ -11,8 +11,8 @@ an equal list. Depends on ``bm25s`` (the ``[retrieval]`` extra) and ``contextlab
 
 from __future__ import annotations
 
-from itertools import compress
-from operator import is_
+from itertools import compress, repeat
+from operator import is_, not_, or_, sub
 from typing import Any
 
 import bm25s  # noqa: F401  (imported here so a missing extra marks the plugin unavailable)
@@ -127,10 +127,16 @@ class RetrievalEngine(ContextEngine):
         starts = [head, *compress(range(head + 1, recent), self._safe[head + 1 : recent])] if recent > head else []
         if not starts:
             return None
-        bounds = list(zip(starts, [*starts[1:], recent], strict=True))
+        ends = [*starts[1:], recent]
+        bounds = list(zip(starts, ends, strict=True))
+        # Per-group values by C-level maps over per-row state kept since the previous request
+        # (docs/performance.md); only the groups that are new since then run Python code.
         keys_at = self._keys_at
-        keys = [keys_at.get(s) or keys_at.setdefault(s, _group_key(messages, s, e)) for s, e in bounds]
-        group_costs = [cum[e] - cum[s] for s, e in bounds]
+        keys: list[str] = list(map(keys_at.get, starts))  # type: ignore[arg-type]
+        if None in keys:
+            for i in compress(range(len(keys)), map(is_, keys, repeat(None))):
+                keys[i] = keys_at.setdefault(starts[i], _group_key(messages, *bounds[i]))
+        group_costs = list(map(sub, map(cum.__getitem__, ends), map(cum.__getitem__, starts)))
         room = budget - cum[head] - (total - cum[recent])
         terms = query_terms(incoming_message, messages, self._query_memo)
         chosen = self._sticky_choice(group_costs, keys, terms, room)
@@ -154,8 +160,9 @@ class RetrievalEngine(ContextEngine):
         previous, seen = self._selected, self._seen
         # A group not among last request's older groups was in its recent block (the request
         # included it), so keeping it keeps the request append-only.
-        chosen = {i for i, k in enumerate(keys) if k in previous or k not in seen}
-        cost = sum(group_costs[i] for i in chosen)
+        keep = map(or_, map(previous.__contains__, keys), map(not_, map(seen.__contains__, keys)))
+        chosen = set(compress(range(len(keys)), keep))
+        cost = sum(map(group_costs.__getitem__, chosen))
         return chosen if cost <= room else None
 
     def _reselect(
@@ -200,10 +207,10 @@ class RetrievalEngine(ContextEngine):
         """Group indices by BM25 score, from the incremental index kept in step with the groups."""
         # Groups at bounds read before (same rows, see _sync) keep their document key.
         docs_at = self._docs_at
-        docs = [
-            docs_at.get(b) or docs_at.setdefault(b, self._doc_key(messages, *b, key))
-            for b, key in zip(bounds, keys, strict=True)
-        ]
+        docs: list[tuple[str, int, int]] = list(map(docs_at.get, bounds))  # type: ignore[arg-type]
+        if None in docs:
+            for i in compress(range(len(docs)), map(is_, docs, repeat(None))):
+                docs[i] = docs_at.setdefault(bounds[i], self._doc_key(messages, *bounds[i], keys[i]))
         live = set(docs)
         if len(live) != len(docs):  # two groups with one key: score them the plain way
             return rank_groups([self._token_cache[d] for d in docs], terms)
@@ -232,15 +239,16 @@ class RetrievalEngine(ContextEngine):
         chosen: set[int],
     ) -> list[dict[str, Any]]:
         out = list(messages[:head])
-        gap = 0
-        for i, (s, e) in enumerate(bounds):
-            if i in chosen:
-                if gap:
-                    out.append(self._marker(gap, out[-1] if out else None, messages[s]))
-                    gap = 0
-                out.extend(messages[s:e])
-            else:
-                gap += 1
+        # The chosen groups in order, a marker for each run of skipped groups between them: the
+        # work is per chosen group, not per group.
+        done = 0  # groups before this index are emitted or counted in a marker
+        for i in sorted(chosen):
+            s, e = bounds[i]
+            if i > done:
+                out.append(self._marker(i - done, out[-1] if out else None, messages[s]))
+            out.extend(messages[s:e])
+            done = i + 1
+        gap = len(bounds) - done
         if gap:
             out.append(
                 self._marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None)
@@ -256,7 +264,8 @@ class RetrievalEngine(ContextEngine):
         content = f"[… {count} earlier turn group{'s' if count != 1 else ''} omitted …]"
         # One dict per distinct marker, reused while unchanged: a host can recognise it as already seen.
         marker = self._markers.get((role, content))
-        if marker is None or marker != {"role": role, "content": content}:
+        # Still exactly {"role": role, "content": content} (compared without building that dict).
+        if marker is None or len(marker) != 2 or marker.get("role") != role or marker.get("content") != content:
             marker = {"role": role, "content": content}
             self._markers[(role, content)] = marker
         return marker

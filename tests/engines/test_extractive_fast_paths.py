@@ -1,0 +1,104 @@
+"""The extractive summarizer's fast paths give exactly what the plain per-word / per-line passes give."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from contextlab.engines.summarizers import extractive
+from contextlab.engines.summarizers.redact import _HINTS, _PATTERNS, redact
+from contextlab.engines.tooltext import first_error_line
+
+PIECES = [
+    *"ab/.:_-~ \t\n\r\x0b\x0c\x85\u2028\u3000(),*`'",
+    "src/a.py",
+    "./x/y.md",
+    "~/z",
+    "../up",
+    "file.json,",
+    "(a/b).",
+    "v1.2.3",
+    "http://a.b/c",
+    "x.yml:",
+    "A.PY",
+    "a.pyc",
+    "é/ü.py",
+    "sk-proj-abcdefghijklmnopqrstu",
+    "ghp_" + "a" * 22,
+    "AKIA" + "B" * 16,
+    "xoxb-1234567890ab",
+    "Bearer " + "x" * 20,
+    "api_key: 'abcdefgh'",
+    "ſecret=abcdefgh",
+    "token=",
+    "-----BEGIN RSA PRIVATE KEY-----\nxx\n-----END RSA PRIVATE KEY-----",
+    "ERROR",
+    "error: x",
+    "Traceback",
+    "FAILED tests/a.py",
+    "fatal: no",
+    "error[E1]",
+]
+
+
+def _texts() -> list[str]:
+    rng = random.Random(5)
+    return ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 40))) for _ in range(4000)]
+
+
+def _plain_path_tokens(text: str) -> list[str]:
+    found: list[str] = []
+    for raw in text.split():
+        if ("/" not in raw and "." not in raw) or "://" in raw:
+            continue
+        token = raw.strip(extractive._TOKEN_STRIP).rstrip(".")
+        if token:
+            found.extend(m.group(0).rstrip(".,;:") for m in extractive._PATH_TOKEN.finditer(token))
+    return found
+
+
+def _plain_redact(text: str) -> str:
+    lowered = text.lower()
+    if not text or not any(hint in lowered for hint in _HINTS):
+        return text
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _plain_errors(text: str) -> list[str]:
+    if first_error_line(text) is None:
+        return []
+    return [found for line in text.splitlines() if (found := first_error_line(line[:2000]))]
+
+
+def test_path_tokens_match_the_per_word_pass() -> None:
+    for text in _texts():
+        assert extractive.path_tokens(text) == _plain_path_tokens(text), text
+        assert extractive.path_tokens(text) == _plain_path_tokens(text), text  # memoized words too
+
+
+def test_redact_skips_only_patterns_that_cannot_match() -> None:
+    for text in _texts():
+        assert redact(text) == _plain_redact(text), text
+
+
+def test_error_lines_match_the_per_line_pass() -> None:
+    for text in _texts():
+        errors: dict[str, extractive.Item] = {}
+        extractive._collect_errors(text, 0, errors)
+        expected: dict[str, str] = {}
+        for found in _plain_errors(text):
+            exemplar = extractive.one_line(found, 160)
+            key = extractive.error_fingerprint(exemplar)
+            expected.pop(key, None)
+            expected[key] = exemplar
+        assert {k: v.text for k, v in errors.items()} == expected, text
+        assert list(errors) == list(expected)
+
+
+def test_fast_paths_are_exercised() -> None:
+    texts = _texts()
+    assert sum(bool(_plain_path_tokens(t)) for t in texts) > 1000
+    assert sum(redact(t) != t for t in texts) > 500
+    assert any(re.search(r"\[REDACTED", redact(t)) for t in texts)
