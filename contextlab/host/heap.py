@@ -11,6 +11,7 @@ collector runs.
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,16 @@ from contextlib import contextmanager
 _lock = threading.Lock()
 _depth = 0
 _owner = False
+
+
+def _forget_after_fork() -> None:
+    """A forked child starts with no block open and a fresh lock (the parent's may have been held by
+    another thread at the fork). A freeze it inherits counts as the process's own: left alone."""
+    global _lock, _depth, _owner
+    _lock, _depth, _owner = threading.Lock(), 0, False
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 @contextmanager

@@ -52,3 +52,22 @@ def test_a_replay_leaves_the_freeze_as_it_found_it() -> None:
     result = replay(session, "passthrough", HostSettings(context_length=100_000), probes=False)
     assert result.status == "ok"
     assert gc.get_freeze_count() == 0
+
+
+def test_a_child_forked_inside_a_replay_can_replay_and_keeps_the_inherited_freeze() -> None:
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    with frozen_heap():
+        child = context.Process(target=_replay_in_child)
+        child.start()
+        child.join(60)
+    assert child.exitcode == 0
+
+
+def _replay_in_child() -> None:
+    inherited = gc.get_freeze_count()
+    assert inherited > 0
+    result = replay(tool_conversation(2), "passthrough", HostSettings(context_length=100_000), probes=False)
+    assert result.status == "ok"
+    assert gc.get_freeze_count() > inherited // 2  # the inherited freeze is not undone
