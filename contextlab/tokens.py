@@ -88,6 +88,11 @@ _CJK_RE = re.compile(
 """The codepoints :func:`_is_cjk` accepts, as one character class."""
 
 
+_NOT_CJK_LEAD = bytes(b for b in range(256) if not (b == 0xE1 or 0xE3 <= b <= 0xED or b in (0xEF, 0xF0)))
+"""Every byte but the UTF-8 lead bytes of the :func:`_is_cjk` ranges (U+1100-U+11FF: E1; U+3040-U+D7AF:
+E3-ED; U+F900-U+FAFF: EF; U+20000-U+2A6DF: F0)."""
+
+
 def estimate_tokens_rough(text: str) -> int:
     """The host's ``estimate_tokens_rough``: ``(len + 3) // 4`` for ASCII; for other text each
     CJK/Hangul/Kana codepoint is one token plus ceil(UTF-8 bytes of the rest / 4)."""
@@ -95,6 +100,11 @@ def estimate_tokens_rough(text: str) -> int:
         return 0
     if text.isascii():
         return (len(text) + 3) // 4
+    data = text.encode("utf-8", "surrogatepass")
+    if not data.translate(None, _NOT_CJK_LEAD):
+        # No byte that can start a CJK code point (most non-ASCII text: arrows, accents, emoji
+        # outside the ranges): the rest is the whole text, found without the regex pass.
+        return math.ceil(len(data) / 4)
     # One C-level regex pass instead of a Python loop per character (long tool outputs are
     # often non-ASCII; the loop took seconds on a 900K-char result).
     rest, cjk = _CJK_RE.subn("", text)
@@ -130,8 +140,19 @@ def rough_shadow(message: Message) -> tuple[dict[str, Any], int]:
     return shadow, images
 
 
+_SHADOW_CHANGES = (
+    PERSISTENCE_ONLY_MESSAGE_FIELDS
+    | PRIVATE_RECOVERY_MESSAGE_FIELDS
+    | {"_anthropic_content_blocks", "reasoning_details", "api_content", "reasoning"}
+)
+"""Keys on which :func:`rough_shadow` may differ from the message itself (with list content)."""
+
+
 def estimate_message_tokens_rough(message: Message) -> int:
     """One message as the host estimates it: the Python repr of its shadow, plus a flat image cost."""
+    plain = type(message) is dict and not isinstance(message.get("content"), list)
+    if plain and message.keys().isdisjoint(_SHADOW_CHANGES):
+        return estimate_tokens_rough(str(message))  # the shadow would be an equal copy (a wire row)
     shadow, images = rough_shadow(message)
     return estimate_tokens_rough(str(shadow)) + images * IMAGE_TOKENS_ROUGH
 
@@ -310,10 +331,11 @@ class ExactCounter:
         return self._count_message(message)
 
     def _count_message(self, message: Message) -> int:
-        total = TOKENS_PER_MESSAGE + self.text(str(message.get("role", "")))
+        text = self.text
+        total = TOKENS_PER_MESSAGE + text(str(message.get("role", "")))
         content = message.get("content")
         if isinstance(content, str):
-            total += self.text(content)
+            total += text(content)
         elif isinstance(content, list):
             for part in content:
                 if isinstance(part, dict):
@@ -326,11 +348,11 @@ class ExactCounter:
                 elif isinstance(part, str):
                     total += self.text(part)
         if message.get("name"):
-            total += TOKENS_PER_NAME + self.text(str(message["name"]))
+            total += TOKENS_PER_NAME + text(str(message["name"]))
         for call in tool_calls(message):
-            total += TOKENS_PER_TOOL_CALL + self.text(tool_call_name(call)) + self.text(tool_call_arguments(call))
+            total += TOKENS_PER_TOOL_CALL + text(tool_call_name(call)) + text(tool_call_arguments(call))
         if message.get("tool_call_id"):
-            total += self.text(str(message["tool_call_id"]))
+            total += text(str(message["tool_call_id"]))
         return total
 
     def messages(self, messages: list[Message]) -> int:

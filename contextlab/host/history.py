@@ -20,6 +20,9 @@ from contextlab.host.memo import MessageMemo
 from contextlab.host.sanitized import Emitted, IncrementalSanitizer
 from contextlab.messages import StructureTracker, clone_messages
 
+UNCOUNTED = -1
+"""A row's exact tokens not counted yet (counted when read)."""
+
 if TYPE_CHECKING:
     from contextlab.host.views import EngineViews
 
@@ -117,15 +120,15 @@ class WorkingHistory:
         """
         old = {id(row): i for i, row in enumerate(self._rows)} if self._rows else {}
         old_rows = self._rows
-        old_wires, old_exact, old_rough = (self.wires, self.exact, self._rough) if old else ([], [], [])
+        old_wires, old_exact, old_rough = (self.wires, self._exact, self._rough) if old else ([], [], [])
         self._rows = list(rows)
         self._shared = False
         self.wires: list[Message] = []
-        self.exact: list[int] = []
+        self._exact: list[int] = []  # UNCOUNTED until read: see append()
+        self._uncounted: list[int] = []
         self._rough: list[int] = []
         self._rough_cumulative: list[int] = [0]
-        self.exact_total = 0
-        """Exact tokens of all rows' wire forms."""
+        self._exact_total = 0
         self._index: dict[int, int] = {}
         self.structure = StructureTracker()
         self._sanitizer: IncrementalSanitizer | None = None
@@ -146,10 +149,13 @@ class WorkingHistory:
 
     def _keep(self, row: Message, wire: Message, exact: int, rough: int) -> None:
         self._index[id(row)] = len(self.wires)
+        if exact < 0:
+            self._uncounted.append(len(self.wires))
+        else:
+            self._exact_total += exact
         self.wires.append(wire)
-        self.exact.append(exact)
+        self._exact.append(exact)
         self._rough.append(rough)
-        self.exact_total += exact
         # The host estimates the request it is about to send, so the rough figures are of wire forms.
         self._rough_cumulative.append(self._rough_cumulative[-1] + rough)
         self.structure.feed(row)
@@ -163,10 +169,39 @@ class WorkingHistory:
             self._rows = list(self._rows)
             self._shared = False
         self._rows.extend(clones)
-        fresh = self._memo.fresh_row  # its results live in the parallel lists: no content-keyed memo
+        memo = self._memo  # its results live in the parallel lists: no content-keyed memo
         for row in clones:
-            self._keep(row, *fresh(row))
+            if row.get("role") == "user" and isinstance(row.get("content"), str):
+                # A user row may be merged with the next one in every request (adjacent user rows):
+                # its own exact count is taken only if something reads it.
+                wire, rough = memo.fresh_wire(row)
+                self._keep(row, wire, UNCOUNTED, rough)
+            else:
+                wire, exact, rough = memo.fresh_row(row)
+                self._keep(row, wire, exact, rough)
         return clones
+
+    @property
+    def exact(self) -> list[int]:
+        """Exact tokens of each row's wire form (treat as read-only)."""
+        if self._uncounted:
+            self._count_rows()
+        return self._exact
+
+    @property
+    def exact_total(self) -> int:
+        """Exact tokens of all rows' wire forms."""
+        if self._uncounted:
+            self._count_rows()
+        return self._exact_total
+
+    def _count_rows(self) -> None:
+        count = self._memo.exact_counter.count_message
+        for i in self._uncounted:
+            if self._exact[i] < 0:
+                self._exact[i] = tokens = count(self.wires[i])
+                self._exact_total += tokens
+        self._uncounted = []
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -178,7 +213,11 @@ class WorkingHistory:
 
     def row_counts(self, i: int) -> tuple[Message, int, int]:
         """Wire form, exact tokens and rough tokens of row ``i``."""
-        return self.wires[i], self.exact[i], self._rough[i]
+        exact = self._exact[i]
+        if exact < 0:
+            self._exact[i] = exact = self._memo.exact_counter.count_message(self.wires[i])
+            self._exact_total += exact
+        return self.wires[i], exact, self._rough[i]
 
     @property
     def rough_total(self) -> int:
@@ -197,7 +236,7 @@ class WorkingHistory:
             sanitizer = IncrementalSanitizer(memo.exact_counter, memo.rough_counter)
             for wire, tokens in zip(self._prefix_wires, prefix_tokens, strict=True):
                 sanitizer.feed(wire, tokens, memo.rough(wire))
-            for wire, tokens, rough in zip(self.wires, self.exact, self._rough, strict=True):
+            for wire, tokens, rough in zip(self.wires, self._exact, self._rough, strict=True):
                 sanitizer.feed(wire, tokens, rough)
             self._sanitizer = sanitizer
         return sanitizer.emit()

@@ -41,6 +41,11 @@ class MessageMemo:
         wire = wire_message(message)
         return wire, self.exact_counter.count_message(wire), self.rough_counter.estimate(wire)
 
+    def fresh_wire(self, message: Message) -> tuple[Message, int]:
+        """Wire form and rough tokens of a message, without the content-keyed lookups."""
+        wire = wire_message(message)
+        return wire, self.rough_counter.estimate(wire)
+
     def wire(self, message: Message) -> Message:
         """The wire form of a message (one stable object per distinct content)."""
         return self.row(message)[0]

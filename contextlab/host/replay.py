@@ -20,6 +20,7 @@ from contextlab import clock as vclock
 from contextlab.engine import ContextEngine, Message, hook, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.engine_tools import EngineToolRouter, tool_names
+from contextlab.host.heap import frozen_heap
 from contextlab.host.history import WorkingHistory
 from contextlab.host.lifecycle import HostEventPlan, observation_copy
 from contextlab.host.memo import MessageMemo
@@ -93,6 +94,7 @@ class ReplayHost:
         self._observes_turns = overrides(engine, "on_turn_complete")
         self._session_hooks = overrides(engine, "on_session_start")
         self._ends_sessions = overrides(engine, "on_session_end")
+        self._turns = plan_turns(transcript.messages)  # planned once: the run and the manual events use it
         self._manual = self._manual_compactions()
         self.events = HostEventPlan.of(transcript)
         self._base_session_id = self.session_id
@@ -133,10 +135,10 @@ class ReplayHost:
     def run(self) -> ReplayResult:
         started = time.perf_counter()
         status, error = "ok", None
-        with vclock.using(self.clock):
+        with vclock.using(self.clock), frozen_heap():
             try:
                 self._start_session()
-                for turn in plan_turns(self.transcript.messages):
+                for turn in self._turns:
                     self._run_turn(turn)
                 if self._ends_sessions:  # an inherited hook is never called, so no copy is made for it
                     self._call_optional("on_session_end", self.session_id, self._engine_copy())
@@ -293,7 +295,7 @@ class ReplayHost:
     def _manual_compactions(self) -> dict[int, str | None]:
         """Manual ``/compress`` events: from the settings, and from the transcript's manual events."""
         found: dict[int, str | None] = {}
-        starts = {t.lead_indices[0]: t.index for t in plan_turns(self.transcript.messages) if t.lead_indices}
+        starts = {t.lead_indices[0]: t.index for t in self._turns if t.lead_indices}
         for event in self.transcript.events:
             if event.trigger == "manual" and event.message_index in starts:
                 found[starts[event.message_index]] = event.focus_topic

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from contextlab.engine import Message
-from contextlab.messages import is_user_text, merge_user_messages, row_call_ids, sanitize_row
+from contextlab.messages import merge_user_messages, row_call_ids, sanitize_row
 from contextlab.tokens import ExactCounter, RoughCounter
 
 _UNCOUNTED = (-1, -1)
@@ -74,7 +74,8 @@ class IncrementalSanitizer:
         self._last_emit: list[Message] | None = None
 
     def feed(self, wire: Message, tokens: int, rough: int) -> None:
-        """Add the next row (a wire message with its exact and rough counts)."""
+        """Add the next row (a wire message with its exact and rough counts; exact tokens below 0:
+        not counted yet, counted if the row is sent unmerged)."""
         k = len(self._inputs)
         self._inputs.append(wire)
         self._input_tokens.append(tokens)
@@ -87,12 +88,18 @@ class IncrementalSanitizer:
         for call_id in answers:
             if call_id not in self._answered:
                 self._answered.add(call_id)
-                self._mark(self._waiting_answer.pop(call_id, ()))
+                waiting = self._waiting_answer.pop(call_id, None)
+                if waiting:
+                    self._mark(waiting)
         for call_id in calls:
             if call_id not in self._called:
                 self._called.add(call_id)
-                self._mark(self._waiting_call.pop(call_id, ()))
-        self._mark((k,))
+                waiting = self._waiting_call.pop(call_id, None)
+                if waiting:
+                    self._mark(waiting)
+        if self._dirty_from is None:  # the new row itself (the highest index): _mark inlined
+            self._dirty_from = k
+        self._unstaged.append(k)
 
     def _mark(self, rows: tuple[int, ...] | list[int]) -> None:
         # The rewrite itself waits for the next fold: an assistant row's calls are usually answered
@@ -104,6 +111,17 @@ class IncrementalSanitizer:
 
     def _restage(self, k: int) -> None:
         wire = self._inputs[k]
+        role = wire.get("role") if isinstance(wire, dict) else None
+        if role == "tool":
+            call_id = wire.get("tool_call_id")
+            if call_id and str(call_id) in self._called:  # what sanitize_row keeps as is
+                self._stage[k] = wire
+                return
+        elif role == "assistant":
+            calls = self._calls[k]
+            if calls and all(c in self._answered for c in calls):  # has calls: not thinking-only
+                self._stage[k] = wire
+                return
         self._stage[k] = sanitize_row(wire, self._answered, self._called)
         if not isinstance(wire, dict):
             return
@@ -118,7 +136,10 @@ class IncrementalSanitizer:
 
     def _counts(self, row: Message, k: int) -> tuple[int, int]:
         if row is self._inputs[k]:
-            return self._input_tokens[k], self._input_rough[k]
+            tokens = self._input_tokens[k]
+            if tokens < 0:  # fed uncounted (a user row: see WorkingHistory.append)
+                self._input_tokens[k] = tokens = self._exact.count_message(row)
+            return tokens, self._input_rough[k]
         return self._exact.message(row), self._rough.message(row)
 
     def _refold(self) -> None:
@@ -141,15 +162,18 @@ class IncrementalSanitizer:
         del out[keep:], out_tokens[keep:], out_rough[keep:]
         added_tokens = added_rough = 0
         self._stable = min(self._stable, keep)
-        for k in range(start, len(self._inputs)):
-            self._checkpoint_len[k] = len(out)
-            self._checkpoint_pending[k] = (pending, counts)
-            row = self._stage[k]
+        inputs, input_tokens, input_rough, stage = self._inputs, self._input_tokens, self._input_rough, self._stage
+        checkpoint_len, checkpoint_pending = self._checkpoint_len, self._checkpoint_pending
+        for k in range(start, len(inputs)):
+            checkpoint_len[k] = len(out)
+            checkpoint_pending[k] = (pending, counts)
+            row = stage[k]
             if row is None:
                 continue
-            if is_user_text(row):
+            if row.get("role") == "user" and isinstance(row.get("content"), str):  # is_user_text, inlined
                 if pending is None:
-                    pending, counts = row, self._counts(row, k)
+                    # Counted when it is sent: the next row may merge into it.
+                    pending, counts = row, _UNCOUNTED
                 else:
                     # Counted when the merged row is sent, not per merge step: a run of k user rows
                     # would otherwise tokenize k growing texts nobody sends.
@@ -164,7 +188,10 @@ class IncrementalSanitizer:
                 added_tokens += counts[0]
                 added_rough += counts[1]
                 pending = None
-            tokens, rough = self._counts(row, k)
+            if row is inputs[k] and input_tokens[k] >= 0:  # the row as fed, counted: _counts inlined
+                tokens, rough = input_tokens[k], input_rough[k]
+            else:
+                tokens, rough = self._counts(row, k)
             out.append(row)
             out_tokens.append(tokens)
             out_rough.append(rough)

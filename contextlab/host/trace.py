@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from contextlab import schema
@@ -67,12 +69,25 @@ class ReplayResult:
 
 def build_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     """A frame with ``columns`` first (in order) and any extra observer columns after them."""
+    if not rows:
+        # Most runs record no compaction: a copy of one empty frame per column set costs 1% of
+        # building it (0.6 ms, 2% of a short session's tokenization).
+        return _empty_frame(tuple(columns)).copy(deep=True)
+    known = set(columns)
     extra: list[str] = []
     for row in rows:
+        if row.keys() <= known:  # one C-level set test per row: rows mostly share their keys
+            continue
         for key in row:
-            if key not in columns and key not in extra:
+            if key not in known:
+                known.add(key)
                 extra.append(key)
     return pd.DataFrame(rows, columns=columns + extra)
+
+
+@functools.lru_cache(maxsize=16)
+def _empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
+    return pd.DataFrame([], columns=list(columns))
 
 
 def summarize(
@@ -90,8 +105,9 @@ def run_summary(
     n = len(trace)
     committed = compactions[compactions["outcome"] == "committed"] if len(compactions) else compactions
     compaction_rows = committed[committed["trigger"] != "prune"] if len(committed) else committed
-    prompt_total = int(trace["prompt_tokens"].sum()) if n else 0
-    prefix_total = int(trace["prefix_tokens"].sum()) if n else 0
+    prompt = _values(trace, "prompt_tokens") if n else None
+    prompt_total = int(prompt.sum()) if prompt is not None else 0
+    prefix_total = _total(trace, "prefix_tokens")
     summary = RunSummary(
         **base,
         requests=n,
@@ -100,22 +116,34 @@ def run_summary(
         compaction_attempts=int((compactions["trigger"] != "prune").sum()) if len(compactions) else 0,
         prunes=int((committed["trigger"] == "prune").sum()) if len(committed) else 0,
         prompt_tokens_total=prompt_total,
-        prompt_tokens_max=int(trace["prompt_tokens"].max()) if n else 0,
-        prompt_tokens_mean=float(trace["prompt_tokens"].mean()) if n else 0.0,
-        prompt_tokens_rough_total=int(trace["prompt_tokens_rough"].sum()) if n else 0,
-        completion_tokens_total=int(trace["completion_tokens"].sum()) if n else 0,
+        prompt_tokens_max=int(prompt.max()) if prompt is not None else 0,
+        prompt_tokens_mean=float(prompt.mean()) if prompt is not None else 0.0,
+        prompt_tokens_rough_total=_total(trace, "prompt_tokens_rough"),
+        completion_tokens_total=_total(trace, "completion_tokens"),
         prefix_tokens_total=prefix_total,
         prefix_share=(prefix_total / prompt_total) if prompt_total else 0.0,
         prefix_breaks=int(prefix_broken(trace).sum()),
-        violations=int(trace["violations"].sum()) if n else 0,
-        overflows=int(trace["overflow"].sum()) if n else 0,
-        select_context_used=int(trace["select_context_used"].sum()) if n else 0,
+        violations=_total(trace, "violations"),
+        overflows=_total(trace, "overflow"),
+        select_context_used=_total(trace, "select_context_used"),
         engine_ms_total=float(trace["engine_ms"].sum()) if n else 0.0,
         observed=dict(extra),
     )
     for key, value in host_loop_counts(trace, compactions).items():
         setattr(summary, key, value)
     return summary
+
+
+def _values(trace: pd.DataFrame, column: str) -> Any:
+    """The column as a numpy array when it holds ints or bools (numpy's sum, max and mean give what
+    pandas' give there, at a tenth of the cost on a short run), else the pandas column."""
+    series = trace[column]
+    values = series.to_numpy()
+    return values if values.dtype.kind in "iub" else series
+
+
+def _total(trace: pd.DataFrame, column: str) -> int:
+    return int(_values(trace, column).sum()) if len(trace) else 0
 
 
 RUN_KEYS: tuple[str, ...] = schema.declared("trace", "transcript", "engine", "params")
@@ -195,7 +223,12 @@ def host_loop_counts(trace: pd.DataFrame, compactions: pd.DataFrame) -> dict[str
     n = len(trace)
 
     def total(column: str) -> int:
-        return int(pd.to_numeric(trace[column], errors="coerce").fillna(0).sum()) if n and column in trace else 0
+        if not n or column not in trace:
+            return 0
+        values = trace[column]
+        if values.dtype.kind in "iu":  # the replay's own columns: nothing to coerce (saves 3 passes)
+            return int(values.sum())
+        return int(pd.to_numeric(values, errors="coerce").fillna(0).sum())
 
     invalid = total("invalid_results")
     timeouts = 0
@@ -230,6 +263,13 @@ def prefix_broken(trace: pd.DataFrame) -> pd.Series:
     """Per row of one run: a sent request (after the first sent one) that did not extend the previous
     sent request's full message list. Unsent rows are never breaks (the provider saw nothing)."""
     sent = ~_unsent(trace)
+    if len(trace) >= 2 and bool(sent.all()):
+        sizes, shared = trace["n_messages"].to_numpy(), trace["prefix_messages"].to_numpy()
+        if sizes.dtype.kind in "iu" and shared.dtype.kind in "iu":
+            # Every request sent (a replay's usual trace): the comparison below without a filtered copy.
+            flags = np.zeros(len(trace), dtype=bool)
+            flags[1:] = shared[1:] < sizes[:-1]
+            return pd.Series(flags, index=trace.index)
     rows = trace[sent]
     broken = pd.Series(False, index=trace.index)
     if len(rows) < 2:

@@ -131,3 +131,55 @@ def test_history_snapshot_keeps_its_moment_without_copying() -> None:
         snapshot[2]
     history.replace([])  # a replacement starts a new list: the snapshot still holds its rows
     assert [m["content"] for m in snapshot] == ["a", "b"]
+
+
+def test_sanitizer_fed_uncounted_user_rows_counts_what_it_sends() -> None:
+    rng = random.Random(11)
+    exact, rough = ExactCounter(), RoughCounter()
+    for _ in range(30):
+        rows = _random_rows(rng, 30)
+        sanitizer = IncrementalSanitizer(exact, rough)
+        for k, row in enumerate(rows, start=1):
+            uncounted = row.get("role") == "user" and isinstance(row.get("content"), str)
+            sanitizer.feed(row, -1 if uncounted else exact.message(row), rough.message(row))
+            if rng.random() < 0.5 or k == len(rows):
+                messages, tokens, tokens_total, rough_total, _ = sanitizer.emit()
+                expected = sanitize_request(rows[:k])
+                assert messages == expected
+                assert tokens == [exact.message(m) for m in expected]
+                assert tokens_total == sum(tokens)
+                assert rough_total == sum(rough.message(m) for m in expected)
+
+
+class _RecordingEncoding:
+    """Counts one token per character and records every text it is asked to encode."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.texts.append(text)
+        return [0] * len(text)
+
+
+def test_a_user_row_merged_into_the_next_one_is_never_tokenized_alone() -> None:
+    from contextlab.host.history import WorkingHistory
+    from contextlab.host.memo import MessageMemo
+
+    exact = ExactCounter()
+    recorder = _RecordingEncoding()
+    exact._encoding = recorder
+    history = WorkingHistory(MessageMemo(exact, RoughCounter()), "sys")
+    summary, ask = "a long summary of the earlier conversation", "and now the next question"
+    history.append([{"role": "user", "content": summary}, {"role": "user", "content": ask}])
+    history.append([{"role": "assistant", "content": "an answer"}])
+    assert history.structure.needs_sanitizing
+    emitted = history.sanitized([exact.message({"role": "system", "content": "sys"})])
+    assert [m["content"] for m in emitted.messages[1:]] == [f"{summary}\n\n{ask}", "an answer"]
+    assert summary not in recorder.texts and ask not in recorder.texts
+    # Reading the per-row counts takes them then, equal to counting each row on arrival.
+    assert history.exact == [exact.count_message(w) for w in history.wires]
+    assert history.exact_total == sum(history.exact)
+    assert history.row_counts(0)[1] == exact.count_message(history.wires[0])
