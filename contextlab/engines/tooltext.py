@@ -20,6 +20,8 @@ _EXIT_PATTERNS = (
     re.compile(r"(?i)\bexit(?:ed)?(?: with)?(?: code| status)?[ :=]+(-?\d+)"),
     re.compile(r"(?i)\breturn ?code[ :=]+(-?\d+)"),
 )
+_EXIT_WORDS = ("", "exit", "return")
+"""Per exit pattern, a lowercase word every match holds (checked on ASCII text only; "": none)."""
 _ERROR_LINE = re.compile(
     r"(?:\b(?:ERROR|FATAL|CRITICAL|PANIC|FAIL(?:ED|URE)?)\b|Traceback \(most recent call last\)|"
     r"\b[A-Z]\w*(?:Error|Exception):|\berror(?:\[\w+\])?:|\bfatal:)"
@@ -54,10 +56,18 @@ def exit_code(text: str) -> int | None:
     """An exit code reported in a tool result, if any."""
     head = text[:2000]
     tail = text[-2000:] if len(text) > 2000 else ""
-    for pattern in _EXIT_PATTERNS:
-        match = pattern.search(head) or (pattern.search(tail) if tail else None)
-        if match:
-            return int(match.group(1))
+    windows = [(head, head.lower() if head.isascii() else None)]
+    if tail:
+        windows.append((tail, tail.lower() if tail.isascii() else None))
+    for pattern, word in zip(_EXIT_PATTERNS, _EXIT_WORDS, strict=True):
+        for window, lowered in windows:
+            # The case-insensitive patterns start with ``\b`` (a try at every position): on ASCII
+            # text they cannot match where their lowercase word is absent from the lowercase text.
+            if word and lowered is not None and word not in lowered:
+                continue
+            match = pattern.search(window)
+            if match:
+                return int(match.group(1))
     return None
 
 
@@ -127,14 +137,30 @@ def result_outcome(content: str) -> str:
 
 def result_outcome_uncached(content: str) -> str:
     """:func:`result_outcome` computed afresh (what its memo remembers)."""
-    error = first_error_line(content)
+    error = error_line_of(content)
     if error:
         return f"error: {one_line(error, 100)}"
     code = exit_code(content)
     if code is not None:
         return "ok (exit 0)" if code == 0 else f"failed (exit {code})"
-    lines = len(content.splitlines())
-    return f"ok ({lines} lines)"
+    return f"ok ({line_count(content)} lines)"
+
+
+_LINE_BREAKS_BUT_NEWLINE = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+"""What ``str.splitlines`` splits on besides ``\n``."""
+
+
+def line_count(text: str) -> int:
+    """``len(text.splitlines())`` without building the list of lines when ``\n`` is the only break."""
+    if any(br in text for br in _LINE_BREAKS_BUT_NEWLINE):
+        return len(text.splitlines())
+    if not text:
+        return 0
+    return text.count("\n") + (not text.endswith("\n"))
 
 
 _OUTCOMES = TextMemo(result_outcome_uncached)
+
+error_line_of = TextMemo(first_error_line)
+""":func:`first_error_line` of a whole text, remembered: a summary asks it of each tool result twice
+(its outcome and its error lines), on every compaction whose span holds the result."""

@@ -150,3 +150,32 @@ def test_a_full_memo_starts_over(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(memo) == 1
     clear_text_memos()
     assert len(memo) == 0
+
+
+def test_line_count_and_whole_text_error_line_match_the_plain_calls() -> None:
+    breaks = ["\n", "\r", "\r\n", "\x0b", "\x1c", "\x85", "\u2028", "\u2029", "\x1f", "a", "b c", ""]
+    rng = random.Random(5)
+    texts = ["".join(rng.choices(breaks, k=rng.randint(0, 12))) for _ in range(3000)] + _texts(1000)
+    for text in texts:
+        assert tooltext.line_count(text) == len(text.splitlines()), repr(text)
+        assert tooltext.error_line_of(text) == tooltext.first_error_line(text)
+    assert sum("\n" in t and tooltext.line_count(t) > 1 for t in texts) > 500
+
+
+def _plain_exit_code(text: str) -> int | None:
+    head, tail = text[:2000], (text[-2000:] if len(text) > 2000 else "")
+    for pattern in tooltext._EXIT_PATTERNS:
+        match = pattern.search(head) or (pattern.search(tail) if tail else None)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def test_gated_exit_codes_match_every_pattern_run() -> None:
+    pieces = ["EXIT code 3", "exited with 0", "Return code: 7", "returncode=1", '"exit_code": 2', "x", " ", "ı", "\n"]
+    rng = random.Random(9)
+    texts = [*_texts(2000), *("".join(rng.choices(pieces, k=rng.randint(0, 1500))) for _ in range(300))]
+    for text in texts:
+        assert tooltext.exit_code(text) == _plain_exit_code(text), text[:200]
+    assert sum(tooltext.exit_code(t) is not None for t in texts) > 300
+    assert sum(len(t) > 4000 for t in texts) > 50

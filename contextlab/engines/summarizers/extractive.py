@@ -28,6 +28,7 @@ from contextlab.engines.textmemo import TextMemo
 from contextlab.engines.tooltext import (
     ERROR_HINT,
     call_target,
+    error_line_of,
     first_error_line,
     is_read,
     is_terminal,
@@ -476,7 +477,7 @@ def error_lines(text: str) -> tuple[tuple[str, str], ...]:
     if not text:
         return ()
     # Scan line by line only when an error marker exists at all (cheap reject for the common case).
-    if first_error_line(text) is None:
+    if error_line_of(text) is None:
         return ()
     found_lines: dict[str, str] = {}
     for line in text.splitlines():
