@@ -116,14 +116,42 @@ def test_notebook_opens_with_what_it_shows_and_how_long(name: str) -> None:
 
 
 # Runs in a child process: nbclient shares the test process's asyncio and zmq state with every test that
-# ran before it, and in one serial run (CI's `pytest -q`) the dashboard notebook's kernel went idle while the
-# client waited forever. A fresh interpreter per notebook keeps earlier tests out of it.
+# ran before it. The dashboard notebook's kernel also went idle while the client waited for the cell
+# timeout in a fresh process (every other run with ipykernel 6.31 and 7.4 alike, 2026-12-01): the
+# reply had arrived, and a long asyncio poll of the zmq socket returned it only at its timeout. The
+# client's channels therefore poll in slices of a second (short_polls).
 EXECUTE = """
-import sys, nbclient, nbformat
+import queue, sys, time, nbclient, nbformat
 path, out, timeout, folder = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+
+def short_polls(get_msg):
+    # A long asyncio poll on a zmq socket sometimes missed the wake-up of a message that had arrived
+    # (the dashboard's execute reply came at once; the poll returned it only at its 600 s timeout).
+    # Polls of at most a second re-check the socket, so such a reply costs a second, not the timeout.
+    async def get(timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            step = 1.0 if left is None else min(1.0, left)
+            try:
+                return await get_msg(timeout=step)
+            except queue.Empty:
+                if left is not None and left <= step:
+                    raise
+
+    return get
+
+
+def patch_channels(notebook):
+    for channel in (client.kc.shell_channel, client.kc.iopub_channel):
+        channel.get_msg = short_polls(channel.get_msg)
+
+
 notebook = nbformat.read(path, as_version=4)
 resources = {"metadata": {"path": folder}}
 client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources=resources)
+client.on_notebook_start = patch_channels
 try:
     client.execute()
 except nbclient.exceptions.CellExecutionError as error:
