@@ -72,8 +72,9 @@ def sibling_frames(trace_path: str | Path) -> dict[str, Path]:
     return found
 
 
-MEASURE_FRAMES: tuple[str, ...] = ("probes", "compaction_diff", "compaction_items", "faithfulness")
-"""Frames of the measurement probe the report reads when given (``ReplayResult.frames``)."""
+REPORT_FRAMES: tuple[str, ...] = ("compaction_diff", "compaction_items", "faithfulness")
+"""The measurement frames the report shows (``ReplayResult.frames``); ``probes`` is not shown, so a
+report never reads that, the largest of them."""
 
 
 def summaries_from_trace(trace: pd.DataFrame, compactions: pd.DataFrame | None = None) -> pd.DataFrame:

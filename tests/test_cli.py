@@ -156,3 +156,19 @@ def test_report_reads_every_frame_replay_out_wrote(tmp_path: Path) -> None:
     assert main(["report", str(trace), "--out", str(page)]) == 0
     text = page.read_text(encoding="utf-8")
     assert "What each compaction dropped" not in text and "Prefix breaks by cause" in text
+
+
+def test_report_names_a_broken_sibling_frame_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "long.jsonl"
+    save_transcript(tool_conversation(8, 1_800, seed=0), source)
+    trace = tmp_path / "run.parquet"
+    assert main(["replay", str(source), "--engine", "compressor", "--context-length", "4000", "--out", str(trace)]) == 0
+    capsys.readouterr()
+    (tmp_path / "run.faithfulness.parquet").write_text("not parquet")
+    page = tmp_path / "report.html"
+    assert main(["report", str(trace), "--out", str(page)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "run.faithfulness.parquet: cannot read as parquet" in err
+    assert not page.exists() and not list(tmp_path.glob(".*.tmp"))

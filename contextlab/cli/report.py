@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from contextlab.report import MEASURE_FRAMES, load_frame, sibling_frames, write_report
+from contextlab.report import REPORT_FRAMES, load_frame, sibling_frames, write_report
 
 
 def register(subparsers: Any) -> None:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     summary_path = args.summary or siblings.get("summary")
     compactions = load_frame(compactions_path) if compactions_path else None
     summaries = load_frame(summary_path) if summary_path else None
-    frames = {name: load_frame(siblings[name]) for name in MEASURE_FRAMES if name in siblings}
+    frames = {name: load_frame(siblings[name]) for name in REPORT_FRAMES if name in siblings}
     config = Path(args.trace).with_name("config.yaml")  # what contextlab bench --out saved beside it
     out = write_report(
         Path(args.out),

@@ -148,7 +148,8 @@ def _sed(arguments: list[str]) -> list[tuple[ArtifactOp, str]]:
             skip_next = False
             continue
         if word.startswith("-") and len(word) > 1:
-            in_place = in_place or word.startswith(("-i", "--in-place")) or ("i" in word[1:] and word[1] != "-")
+            # -i, -i.bak, -ni (short options bundled) or --in-place
+            in_place = in_place or word.startswith("--in-place") or (word[1] != "-" and "i" in word[1:])
             if word in ("-e", "-f", "--expression", "--file"):
                 has_script, skip_next = True, True
             continue
