@@ -15,6 +15,7 @@ import dataclasses
 import json
 import weakref
 from collections.abc import Callable, Iterator
+from itertools import filterfalse
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,19 +230,14 @@ def _identifier_targets(messages: list[Message], payloads: list[str]) -> Iterato
         if payload in done:
             continue  # a repeated payload (a file read twice) has no identifier not already seen
         done.add(payload)
-        for token in identifiers(payload):
-            if token in seen:
-                continue
-            seen.add(token)
-            yield Target(
-                "identifier",
-                token,
-                (token,),
-                index,
-                _origin(message),
-                "identifier",
-                source_call=_call_id(message, index),
-            )
+        # identifiers() gives each token once: the new ones are filtered at C speed.
+        new = list(filterfalse(seen.__contains__, identifiers(payload)))
+        if not new:
+            continue
+        seen.update(new)
+        origin, call = _origin(message), _call_id(message, index)
+        for token in new:
+            yield Target("identifier", token, (token,), index, origin, "identifier", source_call=call)
 
 
 def _error_targets(messages: list[Message]) -> Iterator[Target]:
@@ -277,24 +273,30 @@ def artifact_op(tool_name: str) -> str:
     return "other"
 
 
-def call_arguments(call: dict[str, Any]) -> tuple[str, Any]:
-    """(tool name, parsed arguments; ``{}`` when they are not JSON) of one tool call."""
+def _call_parts(call: dict[str, Any]) -> tuple[str, Any]:
+    """(tool name, raw arguments: usually a JSON string) of one tool call."""
     raw_function = call.get("function")
     function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
     name = str(function.get("name") or call.get("name") or "")
-    raw = function.get("arguments", call.get("arguments", ""))
-    args: Any = raw
+    return name, function.get("arguments", call.get("arguments", ""))
+
+
+def _parsed(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
-            args = json.loads(raw) if raw.strip() else {}
+            return json.loads(raw) if raw.strip() else {}
         except ValueError:
-            args = {}
-    return name, args
+            return {}
+    return raw
 
 
-def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
-    """(tool name, paths in its arguments) for one tool call."""
-    name, args = call_arguments(call)
+def call_arguments(call: dict[str, Any]) -> tuple[str, Any]:
+    """(tool name, parsed arguments; ``{}`` when they are not JSON) of one tool call."""
+    name, raw = _call_parts(call)
+    return name, _parsed(raw)
+
+
+def _argument_paths(args: Any) -> list[str]:
     paths: list[str] = []
     if isinstance(args, dict):
         for key in _PATH_KEYS:
@@ -304,16 +306,25 @@ def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
         listed = args.get("paths")
         if isinstance(listed, list):
             paths.extend(p.strip() for p in listed if isinstance(p, str) and 2 <= len(p.strip()) <= 300)
-    return name, paths
+    return paths
+
+
+def call_paths(call: dict[str, Any]) -> tuple[str, list[str]]:
+    """(tool name, paths in its arguments) for one tool call."""
+    name, args = call_arguments(call)
+    return name, _argument_paths(args)
 
 
 def call_artifacts(call: dict[str, Any]) -> list[tuple[str, str]]:
     """``(op, path)`` for the files one tool call reads, edits or creates: path arguments by the
     tool's name, and the file operands of a shell command (:mod:`contextlab.measure.shell`)."""
-    name, paths = call_paths(call)
+    return _artifacts_of(*call_arguments(call))
+
+
+def _artifacts_of(name: str, args: Any) -> list[tuple[str, str]]:
     op = artifact_op(name)
-    found = [] if op == "other" else [(op, path) for path in paths]
-    command = command_of(call_arguments(call)[1])
+    found = [] if op == "other" else [(op, path) for path in _argument_paths(args)]
+    command = command_of(args)
     if command is not None:
         found.extend(command_artifacts(command))
     return found
@@ -323,10 +334,22 @@ def _artifact_targets(messages: list[Message], fenced_actions: bool) -> Iterator
     """Artifacts of assistant tool calls, and of the fenced shell blocks of assistant messages when
     the agent acts through them instead of tool calls (``fenced_actions``: mini-swe-agent)."""
     seen: set[str] = set()
+    # A call's artifacts depend on its name and argument string only: an agent repeats the same
+    # reads and commands (and a repeated session all of them), each parsed and split once.
+    by_call: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for index, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
-        found = [artifact for call in tool_calls(message) for artifact in call_artifacts(call)]
+        found: list[tuple[str, str]] = []
+        for call in tool_calls(message):
+            name, raw = _call_parts(call)
+            if not isinstance(raw, str):
+                found.extend(_artifacts_of(name, raw))
+                continue
+            known = by_call.get((name, raw))
+            if known is None:
+                known = by_call[name, raw] = _artifacts_of(name, _parsed(raw))
+            found.extend(known)
         if fenced_actions:
             for command in fenced_commands(content_text(message)):
                 found.extend(command_artifacts(command))
@@ -344,10 +367,15 @@ def is_real_user(message: Message) -> bool:
 
 def _instruction_targets(messages: list[Message]) -> Iterator[Target]:
     seen: set[str] = set()
+    done: set[str] = set()
     for index, message in enumerate(messages):
         if not is_real_user(message):
             continue
-        for sentence, category in constraint_sentences(content_text(message)):
+        text = content_text(message)
+        if text in done:
+            continue  # a repeated message has no sentence not already seen
+        done.add(text)
+        for sentence, category in constraint_sentences(text):
             if sentence not in seen:
                 seen.add(sentence)
                 yield Target("instruction", sentence, (sentence,), index, "user", category)

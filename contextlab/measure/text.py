@@ -128,7 +128,8 @@ def _ascii_identifiers(text: str) -> dict[str, None]:
     """The candidate scan of :func:`_scanned_identifiers` for ASCII text without URLs, at C speed:
     one byte translation and split give the class runs, ``filterfalse`` the ones never seen, and a
     ``map`` over the memo the verdicts in order (no Python step per known run)."""
-    runs = text.encode("ascii").translate(_TO_SPACE).split()
+    # Runs of letters only hold no mark character: they are dropped before any memo lookup.
+    runs = list(filterfalse(bytes.isalpha, text.encode("ascii").translate(_TO_SPACE).split()))
     memo = _RUNS
     if len(memo) > _MEMO_MAX:
         memo.clear()
