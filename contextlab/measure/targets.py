@@ -15,8 +15,8 @@ import dataclasses
 import json
 import weakref
 from collections.abc import Callable, Iterator
-from itertools import filterfalse
 from dataclasses import dataclass
+from itertools import filterfalse
 from typing import Any
 
 from contextlab.engine import Message
