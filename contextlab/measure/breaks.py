@@ -20,16 +20,18 @@ CAUSES = ("system_prompt", "tool_schema", "compaction", "prune", "select_context
 
 def attribute_breaks(trace: pd.DataFrame, price: tuple[float, float, float] | None) -> None:
     """Add ``break_cause`` and ``break_cost_usd`` to ``trace`` in place (NaN cost when unpriced)."""
-    causes: list[str | None] = []
-    for segment, compressed, trigger, pruned, selected in zip(
-        trace["break_segment"],
-        trace["compressed"],
-        trace["compress_trigger"],
-        trace["pruned"],
-        trace["select_context_used"],
-        strict=True,
-    ):
-        causes.append(_cause(segment, bool(compressed), trigger, bool(pruned), bool(selected)))
+    # Plain lists (one C-level conversion per column): iterating Series boxes every value.
+    causes: list[str | None] = [
+        _cause(segment, bool(compressed), trigger, bool(pruned), bool(selected))
+        for segment, compressed, trigger, pruned, selected in zip(
+            trace["break_segment"].tolist(),
+            trace["compressed"].tolist(),
+            trace["compress_trigger"].tolist(),
+            trace["pruned"].tolist(),
+            trace["select_context_used"].tolist(),
+            strict=True,
+        )
+    ]
     trace["break_cause"] = causes
     if price is None:
         trace["break_cost_usd"] = math.nan

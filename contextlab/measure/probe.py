@@ -325,8 +325,8 @@ class MeasureProbe:
         else:
             next_use = np.full(len(items), None, dtype=object)
 
-        def label(values: list[str]) -> np.ndarray:
-            return np.array(values, dtype=object)[item_slot]
+        def label(values: list[str]) -> Any:
+            return _strings(values, item_slot)
 
         def rank(values: list[str]) -> np.ndarray:  # equal strings rank equal (ties go to the next key)
             position = {value: i for i, value in enumerate(sorted(set(values)))}
@@ -340,7 +340,7 @@ class MeasureProbe:
             "text": label([x.texts[0][:160] for x in targets]),
             "category": label([x.category for x in targets]),
             "origin": label([x.origin for x in targets]),
-            "outcome": np.array(outcomes, dtype=object),
+            "outcome": _strings(*_codes(outcomes)),
             "needed_later": has_later,
             "later_uses": later,
             "next_use": next_use,
@@ -486,13 +486,13 @@ class MeasureProbe:
         present = np.array([s[2] for s in snapshots], dtype=np.int64)
         recoverable = np.array([s[3] for s in snapshots], dtype=np.int64)
         labels = {
-            name: np.array([getattr(g, attr) for g in self._groups], dtype=object)
+            name: _strings([getattr(g, attr) for g in self._groups], cols)
             for name, attr in (("kind", "kind"), ("dimension", "dimension"), ("group", "value"))
         }
         return pd.DataFrame(
             {
                 "request": requests[rows],
-                **{name: values[cols] for name, values in labels.items()},
+                **labels,
                 "eligible": eligible[mask],
                 "in_context": present[mask],
                 "recoverable": recoverable[mask],
@@ -704,6 +704,19 @@ class MeasureProbe:
             frame.insert(0, "engine", result.summary.get("engine"))
             frame.insert(0, "transcript", result.summary.get("transcript"))
         result.frames.update(frames)
+
+
+def _strings(values: Sequence[str], index: np.ndarray) -> Any:
+    """``values[index]`` as a frame column. pandas infers a column's type value by value; here it
+    infers it once over ``values`` (each distinct label once) and the column is a take of that."""
+    return pd.Series(np.array(values, dtype=object)).array.take(index)
+
+
+def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct ``values`` (in order of first appearance) and each value's position among them."""
+    position: dict[str, int] = {}
+    codes = [position.setdefault(value, len(position)) for value in values]
+    return list(position), np.asarray(codes, dtype=np.int64)
 
 
 def _diff_keys() -> list[str]:
