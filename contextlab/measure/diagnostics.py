@@ -47,6 +47,7 @@ def engine_diagnostics(trace: pd.DataFrame, compactions: pd.DataFrame, max_attem
     cap_hits = 0
     if len(passes):
         turns = passes["turn"].to_numpy()
+        per_turn: np.ndarray
         if turns.dtype.kind in "iu":  # passes per turn by one sort (a groupby costs milliseconds)
             per_turn = np.unique(turns, return_counts=True)[1]
         else:
