@@ -103,7 +103,9 @@ class differs) it matches exactly what the str pattern matches, without decoding
 def _classify_ascii(raw: bytes) -> str | None:
     """:func:`_classify` of an ASCII run of a text without ``://``, decoded only when it is an identifier."""
     token = raw.rstrip(b".,:;-")
-    if len(token) < MIN_IDENTIFIER_CHARS or _ASCII_MARKS.isdisjoint(token):
+    # No branch of the pattern but the URL one (absent here) admits a colon: most runs that carry
+    # one (``file.py:12:def``, pytest ids ``a.py::test``) are decided without running it.
+    if len(token) < MIN_IDENTIFIER_CHARS or b":" in token or _ASCII_MARKS.isdisjoint(token):
         return None
     return token.decode("ascii") if _IDENTIFIER_ASCII.fullmatch(token) is not None else None
 

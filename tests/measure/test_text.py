@@ -55,6 +55,8 @@ def test_the_fast_ascii_path_equals_the_regex_scan() -> None:
         "run pytest tests/unit/test_x.py::test_y -k v2.0.1 (see PROJ-12a3) and ./scripts/run.sh.",
         "hash=deadbeef1234, ref #4521; path a/b/c/d, words-only and trailing-dash- ok.",
         "tabs\tsrc/x.py\tv10.2.33-rc1\n/etc/hosts: ORB-E-9327!",
+        # Colons: rejected before the pattern runs (file:line, pytest ids, ports, tags), or stripped.
+        "src/a.py:12:def f, t/u.py::test_v[1], HOST-12:8080, v1.2.3:latest, C:/x/y, a/b/c/d.py: ok",
     ]
     for text in texts:
         forget_identifiers()
