@@ -128,3 +128,29 @@ def test_task_text_passes_over_markup_and_lead_in_lines() -> None:
     assert task_text("fix it\n\nthe login test flakes on CI") == "the login test flakes on CI"
     assert task_text("Steps to follow:") == "Steps to follow:"  # nothing else can stand for the ask
     assert task_text("ok") == ""
+
+
+def test_the_ascii_url_path_equals_the_regex_scan() -> None:
+    # ASCII text with URLs: runs without "://" take the byte-level verdicts, URL runs are completed
+    # against the text in their place; the result, order included, is the regex scan's.
+    from contextlab import load_dataset
+    from contextlab.measure.text import (
+        _ascii_url_identifiers,
+        _scanned_identifiers,
+        forget_identifiers,
+        message_payload,
+    )
+
+    texts = [
+        "see https://a.b/c?x=1 and https://a.b/c then http://q.r/s. and xhttps://k.l/m/n.py, v1.2.3",
+        "https://x.y/ab https://x.y/a https://x.y/abc src/a.py:3 PROJ-12a3 #4521 deadbeef12",
+        "a://. ab://c.d https://e.f/g) (https://h.i/j/k) tests/t.py::test_u",
+    ]
+    payloads = [message_payload(m) for m in load_dataset("coding-agent").messages]
+    texts += [p for p in dict.fromkeys(payloads) if p.isascii() and "://" in p]
+    assert len(texts) > 20
+    for ordered in (texts, texts[::-1]):  # verdicts memoized by earlier texts give the same answer
+        forget_identifiers()
+        fast = [list(_ascii_url_identifiers(text)) for text in ordered]
+        assert fast == [list(_scanned_identifiers(text)) for text in ordered]
+    assert sum(1 for found in fast if any("://" in token for token in found)) >= 3
