@@ -165,7 +165,7 @@ class MeasureProbe:
         self._faith_rows: list[dict[str, Any]] = []
         self._faith_memo = FaithfulnessMemo()
         self._history_payloads: dict[int, tuple[Message, str]] = {}
-        self._template = template_texts(self._engine)
+        self._template: tuple[str, ...] | None = None  # built at the first summary checked
         self._occurrences: dict[int, tuple[int, ...]] | None = None
         self._oracle: RecoveryOracle | None = None
         if self._engine is not None and self.recover and self._has_facts:
@@ -563,6 +563,8 @@ class MeasureProbe:
         )
         if written:
             source = self._source_rows(before, range(self._previous_index, max(self._previous_index, ti)))
+            if self._template is None:
+                self._template = template_texts(self._engine)
             result = check_summaries(
                 summary_texts, source, memo=self._faith_memo, template=self._template, index=self._scans
             )

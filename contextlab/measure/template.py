@@ -12,10 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import cache
-from importlib import resources
 from typing import Any
 
-import yaml
+from contextlab.engines.compressor.texts import parsed_file
 
 MIN_PIECE_CHARS = 12
 """Shorter literal pieces (``" ["``, ``"tokens"``) would cut ordinary words out of summaries."""
@@ -25,8 +24,7 @@ _FIELD = re.compile(r"\{[^{}]*\}")
 @cache
 def host_texts() -> tuple[str, ...]:
     """Every fixed host text of ``hermes_texts.yaml`` (current and historical prefixes included)."""
-    raw = resources.files("contextlab").joinpath("data", "hermes_texts.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(raw) or {}
+    data = parsed_file()  # parsed once per process, with the compressor's texts (not a second time)
     texts = [str(e["text"]) for e in dict(data.get("texts") or {}).values() if isinstance(e, dict) and "text" in e]
     texts += [str(e["text"]) for e in data.get("historical_summary_prefixes") or [] if isinstance(e, dict)]
     return tuple(texts)

@@ -27,6 +27,11 @@ def _data() -> dict[str, Any]:
     return data
 
 
+def parsed_file() -> dict[str, Any]:
+    """The whole parsed file (parsed once per process; do not mutate)."""
+    return _data()
+
+
 def text(key: str) -> str:
     """One host text by key (e.g. ``"summary_prefix"``)."""
     entry = _data()["texts"].get(key)
