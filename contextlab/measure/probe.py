@@ -159,7 +159,9 @@ class MeasureProbe:
         self._task_checks = [0, 0]
         self._task_lost_after_commit = 0
         self._diff_rows: list[dict[str, Any]] = []
-        self._items: list[tuple[int, int, str, int]] = []
+        # Per commit: (request, targets that left or were summarised, which of them were removed,
+        # transcript index); laid end to end only when the frame is built.
+        self._items: list[tuple[int, np.ndarray, np.ndarray, int]] = []
         self._faith = {"summaries_checked": 0, "summary_identifiers": 0, "summary_unsupported_identifiers": 0}
         self._faith.update({"summary_status_upgrades": 0, "summary_status_undetermined": 0})
         self._faith_rows: list[dict[str, Any]] = []
@@ -298,8 +300,11 @@ class MeasureProbe:
         the ``compaction_items`` columns in item order, and the order that ranks them (request,
         needed later first, most later uses first, kind, key). Built column-wise: a long compacting
         run has tens of thousands of items."""
-        items = self._items
-        requests, owners, outcomes, indices = zip(*items, strict=True)
+        sizes = [len(chosen) for _request, chosen, _removed, _ti in self._items]
+        requests = np.repeat(np.array([item[0] for item in self._items], dtype=np.int64), sizes)
+        indices = np.repeat(np.array([item[3] for item in self._items], dtype=np.int64), sizes)
+        owners: list[int] = np.concatenate([item[1] for item in self._items]).tolist()
+        removed = np.concatenate([item[2] for item in self._items])
         # One entry per distinct target: labels, and its uses laid end to end, so that every item's
         # first later use is one vectorised search over (target slot, transcript index) keys.
         slot: dict[int, int] = {t: i for i, t in enumerate(dict.fromkeys(owners))}
@@ -308,22 +313,22 @@ class MeasureProbe:
         starts = np.zeros(len(uses) + 1, dtype=np.int64)
         np.cumsum([len(u) for u in uses], out=starts[1:])
         flat = np.fromiter((x for u in uses for x in u), dtype=np.int64, count=int(starts[-1]))
-        at = np.asarray(indices, dtype=np.int64)
+        at = indices
         low = min(int(at.min()), int(flat.min()) if len(flat) else 0)
         span = 1 + max(int(at.max()), int(flat.max()) if len(flat) else 0) - low
         keys = np.repeat(np.arange(len(uses), dtype=np.int64), np.diff(starts)) * span + (flat - low)
-        item_slot = np.fromiter(map(slot.__getitem__, owners), dtype=np.int64, count=len(items))
+        item_slot = np.fromiter(map(slot.__getitem__, owners), dtype=np.int64, count=len(owners))
         first = np.searchsorted(keys, item_slot * span + (at - low))
         later = starts[item_slot + 1] - first
         has_later = later > 0
-        following = flat[np.minimum(first, len(flat) - 1)] if len(flat) else np.zeros(len(items), dtype=np.int64)
+        following = flat[np.minimum(first, len(flat) - 1)] if len(flat) else np.zeros(len(owners), dtype=np.int64)
         # The dtype a list of these values gets: int64 when all are set, float64 (NaN) when some.
         if has_later.all():
             next_use: np.ndarray = following
         elif has_later.any():
             next_use = np.where(has_later, following, np.nan)
         else:
-            next_use = np.full(len(items), None, dtype=object)
+            next_use = np.full(len(owners), None, dtype=object)
 
         def label(values: list[str]) -> Any:
             return _strings(values, item_slot)
@@ -334,13 +339,13 @@ class MeasureProbe:
 
         kinds, names = [x.kind for x in targets], [x.key for x in targets]
         columns = {
-            "request": np.asarray(requests, dtype=np.int64),
+            "request": requests,
             "kind": label(kinds),
             "key": label(names),
             "text": label([x.texts[0][:160] for x in targets]),
             "category": label([x.category for x in targets]),
             "origin": label([x.origin for x in targets]),
-            "outcome": _strings(*_codes(outcomes)),
+            "outcome": _strings(["summarised", "removed"], removed.astype(np.int64)),
             "needed_later": has_later,
             "later_uses": later,
             "next_use": next_use,
@@ -535,19 +540,25 @@ class MeasureProbe:
         candidates = sorted({t for t, was in touched.items() if was}.union(in_summary & before_present))
         present = np.fromiter(before_present, dtype=np.int64, count=len(before_present))
         kept_n = np.bincount(self._kind_codes[present], minlength=len(KINDS)).tolist()
+        # Each candidate leaves (removed: no row holds it now; summarised: only the new summary
+        # rows do) or is kept; the leaving ones become items, and all are tallied by kind.
+        n = len(candidates)
+        found = np.fromiter(map(counts.__getitem__, candidates), dtype=np.int64, count=n)
+        named = np.fromiter(map(in_summary.__contains__, candidates), dtype=bool, count=n)
+        leaves = (found <= 0) | (named & (found <= 1))
+        chosen = np.fromiter(candidates, dtype=np.int64, count=n)[leaves]
+        lost = found[leaves] <= 0
+        kinds = self._kind_codes[chosen]
+        summarised_n = np.bincount(kinds[~lost], minlength=len(KINDS))
+        removed_n = np.bincount(kinds[lost], minlength=len(KINDS))
         tallies: dict[str, int] = {}
+        for k, kind in enumerate(KINDS):
+            tallies[f"{kind}_kept"] = kept_n[k] - int(summarised_n[k]) - int(removed_n[k])
+            tallies[f"{kind}_summarised"] = int(summarised_n[k])
+            tallies[f"{kind}_removed"] = int(removed_n[k])
+        if len(chosen):
+            self._items.append((request, chosen, lost, view.transcript_index))
         ti = view.transcript_index
-        for t in candidates:
-            kind = self._targets[t].kind
-            if counts[t] > 0 and not (t in in_summary and counts[t] <= 1):
-                continue
-            outcome = "summarised" if counts[t] > 0 else "removed"
-            kept_n[KINDS.index(kind)] -= 1
-            tallies[f"{kind}_{outcome}"] = tallies.get(f"{kind}_{outcome}", 0) + 1
-            self._items.append((request, t, outcome, ti))
-        for kind, n in zip(KINDS, kept_n, strict=True):
-            if n:
-                tallies[f"{kind}_kept"] = n
         self._diff_rows.append(
             {
                 "request": request,
@@ -558,7 +569,7 @@ class MeasureProbe:
                 "messages_summarised": len(removed) if written else 0,
                 "messages_removed": 0 if written else len(removed),
                 "messages_written": len(written),
-                **{key: tallies.get(key, 0) for key in _diff_keys()},
+                **{key: tallies[key] for key in _diff_keys()},
             }
         )
         if written:
@@ -712,13 +723,6 @@ def _strings(values: Sequence[str], index: np.ndarray) -> Any:
     """``values[index]`` as a frame column. pandas infers a column's type value by value; here it
     infers it once over ``values`` (each distinct label once) and the column is a take of that."""
     return pd.Series(np.array(values, dtype=object)).array.take(index)
-
-
-def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """The distinct ``values`` (in order of first appearance) and each value's position among them."""
-    position: dict[str, int] = {}
-    codes = [position.setdefault(value, len(position)) for value in values]
-    return list(position), np.asarray(codes, dtype=np.int64)
 
 
 def _diff_keys() -> list[str]:

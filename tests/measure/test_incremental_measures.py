@@ -144,6 +144,15 @@ class KeptProbe(MeasureProbe):
         return self
 
 
+def item_tuples(probe: MeasureProbe) -> list[tuple[int, int, str, int]]:
+    """The probe's items as ``(request, target, outcome, transcript index)``, in item order."""
+    return [
+        (request, target, "removed" if lost else "summarised", ti)
+        for request, chosen, gone, ti in probe._items
+        for target, lost in zip(chosen.tolist(), gone.tolist(), strict=True)
+    ]
+
+
 def expected_row(probe: MeasureProbe, item: tuple[int, int, str, int]) -> tuple[object, ...]:
     """An item's labels, read off its target."""
     request, target, outcome, _ti = item
@@ -158,9 +167,10 @@ def test_compaction_items_rank_by_a_search_over_each_targets_uses() -> None:
     ):
         probe = KeptProbe()
         replay(load_dataset(name), engine, context_length=window, probes=False, observers=[probe])
-        assert len(probe._items) > 5
+        items = item_tuples(probe)
+        assert len(items) > 5
         columns, _order = probe._item_columns()
-        for n, (request, target, outcome, ti) in enumerate(probe._items):
+        for n, (request, target, outcome, ti) in enumerate(items):
             uses = probe._uses(target)
             later = uses[bisect.bisect_left(uses, ti) :]
             expected = expected_row(probe, (request, target, outcome, ti))
@@ -171,10 +181,7 @@ def test_compaction_items_rank_by_a_search_over_each_targets_uses() -> None:
         assert columns["needed_later"].any() and not columns["needed_later"].all()
         # The ranked frame is what a stable pandas sort of the rows in item order gives.
         plain = pd.DataFrame(
-            [
-                (*expected_row(probe, item), *(columns[c][n] for c in ITEM_COLUMNS[7:]))
-                for n, item in enumerate(probe._items)
-            ],
+            [(*expected_row(probe, item), *(columns[c][n] for c in ITEM_COLUMNS[7:])) for n, item in enumerate(items)],
             columns=ITEM_COLUMNS,
         )
         expected_frame = plain.sort_values(
@@ -200,7 +207,7 @@ class CheckedDiffProbe(KeptProbe):
 
     def _on_commit(self, view: RequestView, touched: dict[int, bool]) -> None:
         before_present = sorted({t for found in self._previous_found for t in found})
-        items = len(self._items)
+        items = len(item_tuples(self))
         super()._on_commit(view, touched)
         counts, tallies, expected_items = self._counts, dict.fromkeys(_diff_keys(), 0), []
         for t in before_present:
@@ -211,7 +218,7 @@ class CheckedDiffProbe(KeptProbe):
                 expected_items.append((view.request, t, outcome, view.transcript_index))
             tallies[f"{self._targets[t].kind}_{outcome}"] += 1
         assert {k: self._diff_rows[-1][k] for k in tallies} == tallies
-        assert self._items[items:] == expected_items
+        assert item_tuples(self)[items:] == expected_items
         self.checked += 1
 
 
