@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 import re
@@ -276,27 +275,3 @@ def test_assembly_budget_parameter() -> None:
     assert load("lcm", context_length=0).assembly_budget() is None
     with pytest.raises(EngineError, match="max_assembly_tokens"):
         load("lcm", max_assembly_tokens=0)
-
-
-def test_block_skipping_search_answers_as_a_row_by_row_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``lcm_grep`` skips full blocks of rows whose joined lowered text lacks the literal (or an fts
-    term); the answers equal a search that visits every row, with non-ASCII rows inside blocks."""
-    engine = load("lcm", context_length=200_000)
-    messages = tool_session(400, lines=3)  # 801 rows: three full blocks and a partial one
-    messages[10]["content"] += "\nKELVIN \u212aelvin ſtate value_1_2"  # non-ASCII rows in the first block
-    messages[300]["content"] += "\nnaïve Value_150_1 a.b.c"
-    messages[700]["content"] += "\nVALUE_1_2 a.b.c"
-    engine.store.ingest(messages)
-    tools_module = importlib.import_module(type(engine).__module__ + ".tools")
-    queries: list[dict[str, object]] = [
-        {"query": re.escape(q), "limit": 1000} for q in ["value_1_2", "kelvin", "state", "a.b.c", "file 399", "zzz"]
-    ]
-    queries += [{"query": "(?:value_1_2)", "limit": 1000}, {"query": "value_150_1", "sort": "relevance"}]
-    fts = ["value 150", "naïve value", "kelvin", "nothing here"]
-    queries += [{"query": q, "mode": "fts", "limit": 1000} for q in fts]
-    skipping = [engine.handle_tool_call("lcm_grep", q) for q in queries]
-    assert len(engine.store.blocks()) == 3
-    monkeypatch.setattr(tools_module, "_candidates", lambda store, needle, terms: list(range(len(store.rows))))
-    every_row = [engine.handle_tool_call("lcm_grep", q) for q in queries]
-    assert skipping == every_row
-    assert json.loads(skipping[0])["total"] == 3 and json.loads(skipping[1])["total"] == 1

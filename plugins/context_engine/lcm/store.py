@@ -11,23 +11,6 @@ from contextlab.engines import parts
 NODE_FLAG = "_lcm_node"
 """Underscore key naming the DAG node a summary row shows (persisted, never sent)."""
 
-BLOCK_ROWS = 256
-"""Rows per search block (see :meth:`Store.blocks`)."""
-
-
-@dataclass(frozen=True)
-class Block:
-    """A full run of ``BLOCK_ROWS`` stored rows, for skipping rows a search cannot match.
-
-    ``lowered`` joins the rows' lowered texts with NUL, so a needle found in no row is found nowhere
-    in it (a hit in it may still span rows: it only says "look at the rows"). ``non_ascii`` lists
-    the positions of rows that are not ASCII (searched with the regex engine whatever the block says).
-    """
-
-    start: int
-    lowered: str
-    non_ascii: tuple[int, ...]
-
 
 @dataclass(frozen=True)
 class Row:
@@ -70,7 +53,6 @@ class Store:
     _uidless: int = 0
     _covering: dict[str, str] | None = field(default=None, repr=False)
     _lowered: dict[str, str] = field(default_factory=dict, repr=False)
-    _blocks: list[Block] = field(default_factory=list, repr=False)
 
     def ingest(self, messages: list[dict[str, Any]]) -> None:
         """Add every message not seen yet (keyed by ``message_uid``; summary rows are skipped)."""
@@ -140,21 +122,6 @@ class Store:
         if low is None:
             low = self._lowered[text] = text.lower()
         return low
-
-    def blocks(self) -> list[Block]:
-        """The full blocks of rows, oldest first (rows never change, so a block is built once; the
-        rows after the last full block are not in any)."""
-        while (len(self._blocks) + 1) * BLOCK_ROWS <= len(self.rows):
-            start = len(self._blocks) * BLOCK_ROWS
-            rows = self.rows[start : start + BLOCK_ROWS]
-            self._blocks.append(
-                Block(
-                    start,
-                    "\x00".join(self.lowered(r.text) for r in rows),
-                    tuple(start + i for i, r in enumerate(rows) if not r.text.isascii()),
-                )
-            )
-        return self._blocks
 
 
 def node_id(text: str) -> str:

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from .store import BLOCK_ROWS, Node, Row, Store
+from .store import Node, Row, Store
 
 SNIPPET_CHARS = 200
 
@@ -62,30 +62,6 @@ def _literal(query: str) -> str | None:
     return text if re.escape(text) == query else None
 
 
-def _candidates(store: Store, needle: str | None, terms: list[str] | None) -> list[int]:
-    """Positions of the rows that may match, in order. A full block whose joined lowered text lacks
-    the ASCII literal (or one of the fts terms) has no ASCII row that matches, so only its non-ASCII
-    rows (searched by the regex engine) are looked at; a regex that is not such a literal visits
-    every row. One C-level scan per block replaces a Python call per row: every search of the
-    recovery probe ran over the whole store."""
-    if needle is None and terms is None:
-        return list(range(len(store.rows)))
-    out: list[int] = []
-    covered = 0
-    for block in store.blocks():
-        if needle is not None:
-            if needle in block.lowered:
-                out.extend(range(block.start, block.start + BLOCK_ROWS))
-            else:
-                out.extend(block.non_ascii)
-        elif terms is not None and all(t in block.lowered for t in terms):
-            # fts lowers every row, ASCII or not, so a block without a term has no match at all.
-            out.extend(range(block.start, block.start + BLOCK_ROWS))
-        covered = block.start + BLOCK_ROWS
-    out.extend(range(covered, len(store.rows)))
-    return out
-
-
 def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     query = str(args.get("query") or "")
     mode = str(args.get("mode") or "regex")
@@ -101,8 +77,6 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     ):
         return {"error": "mode must be regex|fts, scope messages|summaries|both, sort recency|relevance"}
     lowered = store.lowered
-    needle: str | None = None
-    terms: list[str] = []
     if mode == "regex":
         try:
             pattern = re.compile(query, re.IGNORECASE)
@@ -137,8 +111,7 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     covering = store.covering()
     found: list[tuple[int, int, dict[str, Any]]] = []
     if scope in ("messages", "both"):
-        for position in _candidates(store, needle if mode == "regex" else None, terms if mode == "fts" else None):
-            row = store.rows[position]
+        for position, row in enumerate(store.rows):
             count, start, end = hits(row.text)
             if count:
                 leaf = covering.get(row.store_id)
