@@ -74,34 +74,68 @@ def rank_groups(documents: list[list[str]], terms: list[str]) -> list[int]:
 
 
 def score_order(scores: Any) -> list[int]:
-    """``sorted(range(n), key=lambda i: (-round(scores[i], 9), -i))`` in numpy, with the same result.
+    """``sorted(range(n), key=lambda i: (-round(scores[i], 9), -i))`` in numpy, with the same result."""
+    return order_by_score(np.asarray(scores, dtype=np.float64)).tolist()  # type: ignore[no-any-return]
+
+
+def order_by_score(values: Any) -> Any:
+    """:func:`score_order` of a float64 array, as an int64 array.
 
     ``round(·, 9)`` is monotone, so it can only merge scores that are neighbours in the plain
     descending order and at most 1e-9 apart. The order is the plain one (ties: newer first), and
     only the runs of neighbours that close are re-sorted with the exact Python key.
     """
-    values = np.asarray(scores, dtype=np.float64)
     n = len(values)
     if not n:
-        return []
+        return np.zeros(0, dtype=np.int64)
     newest_first = np.arange(n - 1, -1, -1)
     # Stable sort of the newest-first indices by descending score: ties keep newer first.
     order = newest_first[np.argsort(-values[newest_first], kind="stable")]
     ranked = values[order]
     gaps = ranked[:-1] - ranked[1:]
-    result: list[int] = order.tolist()
     close = gaps <= 2e-9  # neighbours that may share a rounded value (equal ones do)
     merged = close & (gaps > 0)  # ... while the plain order tells them apart
     if not merged.any():
-        return result
+        return order
     # Maximal runs of close neighbours: pair j joins positions j and j + 1.
     edges = np.diff(np.concatenate(([0], close.astype(np.int8), [0])))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # pairs [start, end)
     counts = np.concatenate(([0], np.cumsum(merged)))
     for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
         if counts[hi] > counts[lo]:  # the run holds distinct scores: re-sort it with the exact key
-            result[lo : hi + 1] = sorted(result[lo : hi + 1], key=lambda i: (-round(float(values[i]), 9), -i))
-    return result
+            run = sorted(order[lo : hi + 1].tolist(), key=lambda i: (-round(float(values[i]), 9), -i))
+            order[lo : hi + 1] = run
+    return order
+
+
+def greedy_fill(order: Any, costs: Any, fill: int) -> Any:
+    """The indices that ``for i in order: if spent + costs[i] <= fill: take i`` takes, in order.
+
+    In numpy, a run at a time: the groups that fit the room left are taken while their running
+    sum fits; the first one that does not fit ends the run, and the next run looks only at the
+    groups after it that fit what is left (a group too big earlier is too big later: the room only
+    shrinks). Each run takes at least one group. Integer costs, so the sums are exact.
+    """
+    ordered = costs[order]
+    taken: list[Any] = []
+    remaining = int(fill)
+    position = 0
+    total = len(ordered)
+    while position < total:
+        candidates = np.flatnonzero(ordered[position:] <= remaining)
+        if not len(candidates):
+            break
+        candidates += position
+        sums = np.cumsum(ordered[candidates])
+        fits = int(np.searchsorted(sums, remaining, side="right"))  # >= 1: the first candidate fits
+        taken.append(candidates[:fits])
+        if fits == len(candidates):
+            break
+        remaining -= int(sums[fits - 1])
+        position = int(candidates[fits]) + 1
+    if not taken:
+        return order[:0]
+    return order[np.concatenate(taken)]
 
 
 class BM25Index:
@@ -192,11 +226,20 @@ class BM25Index:
             self._arrays[term] = found
         return found[1], found[2], found[3]
 
+    def slot(self, key: Any) -> int:
+        """The slot of an indexed document (kept until it is removed)."""
+        return self._docs[key][2]
+
     def scores(self, keys: list[Any], terms: list[str]) -> list[float]:
         """BM25 scores of the documents ``keys`` (exactly the indexed set) for the query ``terms``."""
-        n_docs = len(keys)
-        if not n_docs:
+        if not keys:
             return []
+        return self.slot_scores(self.slots(keys), terms).tolist()  # type: ignore[no-any-return]
+
+    def slot_scores(self, slots: Any, terms: list[str]) -> Any:
+        """:meth:`scores` of the documents in ``slots`` (an int64 array naming exactly the indexed
+        set), as a float64 array of the float32 scores."""
+        n_docs = len(slots)
         by_slot = np.zeros(self._next_slot, dtype=np.float32)
         average = np.float64(self._total_length) / n_docs  # numpy's mean of the integer lengths
         idfs: list[Any] = []
@@ -211,11 +254,11 @@ class BM25Index:
             # All terms at once, element by element the same operations as one term at a time
             # (float64 term part, float32 idf and contributions); ``add.at`` adds the contributions
             # in query order in float32, as the per-term ``+=`` did.
-            slots, tf, lengths = (np.concatenate(c) for c in zip(*columns, strict=True))
+            posted, tf, lengths = (np.concatenate(c) for c in zip(*columns, strict=True))
             idf = np.repeat(np.array(idfs, dtype=np.float32), [len(c[0]) for c in columns])
             tfc = tf / (self.K1 * ((1 - self.B) + self.B * lengths / average) + tf)
-            np.add.at(by_slot, slots, (idf * tfc).astype(np.float32))
-        return by_slot[self.slots(keys)].tolist()  # type: ignore[no-any-return]
+            np.add.at(by_slot, posted, (idf * tfc).astype(np.float32))
+        return by_slot[slots].astype(np.float64)
 
     def slots(self, keys: list[Any]) -> Any:
         """The slots of ``keys`` as an array; a list of keys that extends the previous one (the
@@ -236,6 +279,13 @@ def rank_indexed(index: BM25Index, keys: list[Any], terms: list[str]) -> list[in
     """:func:`rank_groups` over documents already in ``index`` (same order, same ties)."""
     if not keys:
         return []
+    return rank_slots(index, index.slots(keys), terms).tolist()  # type: ignore[no-any-return]
+
+
+def rank_slots(index: BM25Index, slots: Any, terms: list[str]) -> Any:
+    """:func:`rank_indexed` of the documents in ``slots`` (exactly the indexed set), as an array."""
+    if not len(slots):
+        return np.zeros(0, dtype=np.int64)
     if not terms:
-        return list(range(len(keys) - 1, -1, -1))  # all scores zero: newest first
-    return score_order(index.scores(keys, terms))
+        return np.arange(len(slots) - 1, -1, -1)  # all scores zero: newest first
+    return order_by_score(index.slot_scores(slots, terms))
