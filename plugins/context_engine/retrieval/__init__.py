@@ -12,7 +12,7 @@ an equal list. Depends on ``bm25s`` (the ``[retrieval]`` extra) and ``contextlab
 from __future__ import annotations
 
 from itertools import compress
-from operator import is_, not_, or_
+from operator import not_, or_
 from typing import Any
 
 import bm25s  # noqa: F401  (imported here so a missing extra marks the plugin unavailable)
@@ -81,7 +81,7 @@ class RetrievalEngine(ContextEngine):
         self._slots: Any = np.zeros(0, dtype=np.int64)  # the index slots of those groups
         # The last selection: (group epoch, groups then, chosen group indices, their cost, group keys).
         self._choice: tuple[int, int, set[int], int, list[str]] | None = None
-        self._markers: dict[tuple[str, int], tuple[dict[str, Any], str]] = {}
+        self._markers: dict[tuple[str, int], tuple[dict[str, Any], dict[str, Any]]] = {}
         self._query_memo: dict[str, frozenset[str]] = {}
 
     @property
@@ -178,19 +178,26 @@ class RetrievalEngine(ContextEngine):
         return set(taken.tolist()), int(costs[taken].sum())
 
     def _sync(self, messages: list[dict[str, Any]]) -> list[int]:
-        """Per-row state for ``messages``: reused for the rows the previous request had (the very
-        same objects, as a host that extends its requests hands them), computed for the rest.
-        Returns the cumulative estimates."""
-        known = len(self._last_rows)
-        if not (known <= len(messages) and all(map(is_, self._last_rows, messages[:known]))):
+        """Per-row state for ``messages``: reused for the rows the previous request had, computed
+        for the rest. Returns the cumulative estimates.
+
+        The state is a function of the rows' content, so it carries over while the previous rows
+        come first again: the very same objects (what a host that extends its requests hands out:
+        the list comparison takes them by identity, at C speed) or equal copies.
+        """
+        last = self._last_rows
+        known = len(last)
+        if known <= len(messages) and messages[:known] == last:
+            last += messages[known:]
+        else:
             known = 0
             self._cum, self._safe = [0], []
             self._rows += 1  # the group table starts over
+            self._last_rows = list(messages)
         cum = self._cum
         for m in messages[known:]:
             cum.append(cum[-1] + self._tokens.message(m))
             self._safe.append(m.get("role") != "tool")
-        self._last_rows = list(messages)
         return cum
 
     def _rank(self, messages: list[dict[str, Any]], terms: list[str]) -> Any:
@@ -245,43 +252,43 @@ class RetrievalEngine(ContextEngine):
         recent: int,
         chosen: set[int],
     ) -> list[dict[str, Any]]:
-        out = list(messages[:head])
-        starts, ends = self._groups.starts, self._groups.ends
+        out = messages[:head]
+        groups = self._groups
+        starts, ends = groups.starts, groups.ends
+        opens_with_user, closes_with_user = groups.opens_with_user, groups.closes_with_user
+        marker = self._marker
         # The chosen groups in order, a marker for each run of skipped groups between them: the
-        # work is per chosen group, not per group.
+        # work is per chosen group, not per group. A marker's neighbours are the row before it (the
+        # last row of the previous chosen group, or of the head) and the first row of the next group.
         done = 0  # groups before this index are emitted or counted in a marker
+        user_before = head > 0 and messages[head - 1].get("role") == "user"
         for i in sorted(chosen):
             s = starts[i]
             if i > done:
-                out.append(self._marker(i - done, out[-1] if out else None, messages[s]))
-            out.extend(messages[s : ends[i]])
+                out.append(marker(i - done, user_before or opens_with_user[i]))
+            out += messages[s : ends[i]]
             done = i + 1
+            user_before = closes_with_user[i]
         gap = len(starts) - done
         if gap:
-            out.append(
-                self._marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None)
-            )
-        out.extend(messages[recent:])
+            after_user = recent < len(messages) and messages[recent].get("role") == "user"
+            out.append(marker(gap, user_before or after_user))
+        out += messages[recent:]
         return out
 
-    def _marker(self, count: int, before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
+    def _marker(self, count: int, near_user: bool) -> dict[str, Any]:
+        """The gap marker for ``count`` skipped groups; ``near_user``: a user message is next to it."""
         # A user-role marker next to a user message would be merged into it by the host's sanitizer,
         # changing that message's bytes whenever the count changes (a needless cache break).
-        near_user = (before is not None and before.get("role") == "user") or (
-            after is not None and after.get("role") == "user"
-        )
         role = "assistant" if near_user else "user"
         # One dict per distinct marker, reused while unchanged: a host can recognise it as already
-        # seen. Kept per (role, count) with its text, so a request builds no string for it.
+        # seen. Kept per (role, count) with a private copy to check it against (one C-level compare).
         found = self._markers.get((role, count))
-        if found is not None:
-            marker, content = found
-            # Still exactly {"role": role, "content": content} (compared without building that dict).
-            if len(marker) == 2 and marker.get("role") == role and marker.get("content") == content:
-                return marker
+        if found is not None and found[0] == found[1]:
+            return found[0]
         content = f"[… {count} earlier turn group{'s' if count != 1 else ''} omitted …]"
         marker = {"role": role, "content": content}
-        self._markers[(role, count)] = (marker, content)
+        self._markers[(role, count)] = (marker, dict(marker))
         return marker
 
 

@@ -35,6 +35,9 @@ class GroupTable:
         self.ends: list[int] = []
         self.keys: list[str] = []
         self.costs: list[int] = []
+        # Whether a group's first / last row is a user message (where a gap marker may go).
+        self.opens_with_user: list[bool] = []
+        self.closes_with_user: list[bool] = []
         self.unique = True  # no two groups share a key
         self._key_set: set[str] = set()
         self._cost_array: Any = np.zeros(0, dtype=np.int64)
@@ -85,6 +88,8 @@ class GroupTable:
         self.ends += ends
         self.keys += keys
         self.costs += costs
+        self.opens_with_user += [messages[i].get("role") == "user" for i in fresh]
+        self.closes_with_user += [messages[i - 1].get("role") == "user" for i in ends]
         self.end = recent
 
     def cost_array(self) -> Any:

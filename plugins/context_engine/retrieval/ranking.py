@@ -78,19 +78,24 @@ def score_order(scores: Any) -> list[int]:
     return order_by_score(np.asarray(scores, dtype=np.float64)).tolist()  # type: ignore[no-any-return]
 
 
-def order_by_score(values: Any) -> Any:
+def order_by_score(values: Any, single: Any = None) -> Any:
     """:func:`score_order` of a float64 array, as an int64 array.
 
     ``round(·, 9)`` is monotone, so it can only merge scores that are neighbours in the plain
     descending order and at most 1e-9 apart. The order is the plain one (ties: newer first), and
-    only the runs of neighbours that close are re-sorted with the exact Python key.
+    only the runs of neighbours that close are re-sorted with the exact Python key. ``single``:
+    the same scores as a float32 array, all >= 0 (BM25's), which lets the plain order come from
+    one sort of integers.
     """
     n = len(values)
     if not n:
         return np.zeros(0, dtype=np.int64)
-    newest_first = np.arange(n - 1, -1, -1)
-    # Stable sort of the newest-first indices by descending score: ties keep newer first.
-    order = newest_first[np.argsort(-values[newest_first], kind="stable")]
+    if single is not None:
+        order = _plain_order_nonnegative(single)
+    else:
+        newest_first = np.arange(n - 1, -1, -1)
+        # Stable sort of the newest-first indices by descending score: ties keep newer first.
+        order = newest_first[np.argsort(-values[newest_first], kind="stable")]
     ranked = values[order]
     gaps = ranked[:-1] - ranked[1:]
     close = gaps <= 2e-9  # neighbours that may share a rounded value (equal ones do)
@@ -106,6 +111,19 @@ def order_by_score(values: Any) -> Any:
             run = sorted(order[lo : hi + 1].tolist(), key=lambda i: (-round(float(values[i]), 9), -i))
             order[lo : hi + 1] = run
     return order
+
+
+def _plain_order_nonnegative(scores: Any) -> Any:
+    """Indices by descending score, ties newer (higher index) first, for float32 scores >= 0.
+
+    The bits of a non-negative float32, read as an integer, order as its value does; with the
+    index in the low 32 bits every key is distinct, so one plain sort of the keys gives the order
+    (an unstable sort is exact on distinct keys) and the low bits are the indices.
+    """
+    keys = scores.view(np.uint32).astype(np.int64) << 32
+    keys |= np.arange(len(scores), dtype=np.int64)
+    keys.sort()
+    return (keys[::-1] & 0xFFFFFFFF).astype(np.int64)
 
 
 def greedy_fill(order: Any, costs: Any, fill: int) -> Any:
@@ -234,11 +252,11 @@ class BM25Index:
         """BM25 scores of the documents ``keys`` (exactly the indexed set) for the query ``terms``."""
         if not keys:
             return []
-        return self.slot_scores(self.slots(keys), terms).tolist()  # type: ignore[no-any-return]
+        return self.slot_scores(self.slots(keys), terms).astype(np.float64).tolist()  # type: ignore[no-any-return]
 
     def slot_scores(self, slots: Any, terms: list[str]) -> Any:
         """:meth:`scores` of the documents in ``slots`` (an int64 array naming exactly the indexed
-        set), as a float64 array of the float32 scores."""
+        set), as a float32 array."""
         n_docs = len(slots)
         by_slot = np.zeros(self._next_slot, dtype=np.float32)
         average = np.float64(self._total_length) / n_docs  # numpy's mean of the integer lengths
@@ -258,7 +276,7 @@ class BM25Index:
             idf = np.repeat(np.array(idfs, dtype=np.float32), [len(c[0]) for c in columns])
             tfc = tf / (self.K1 * ((1 - self.B) + self.B * lengths / average) + tf)
             np.add.at(by_slot, posted, (idf * tfc).astype(np.float32))
-        return by_slot[slots].astype(np.float64)
+        return by_slot[slots]
 
     def slots(self, keys: list[Any]) -> Any:
         """The slots of ``keys`` as an array; a list of keys that extends the previous one (the
@@ -288,4 +306,5 @@ def rank_slots(index: BM25Index, slots: Any, terms: list[str]) -> Any:
         return np.zeros(0, dtype=np.int64)
     if not terms:
         return np.arange(len(slots) - 1, -1, -1)  # all scores zero: newest first
-    return order_by_score(index.slot_scores(slots, terms))
+    scores = index.slot_scores(slots, terms)
+    return order_by_score(scores.astype(np.float64), single=scores)
