@@ -11,6 +11,7 @@ an equal list. Depends on ``bm25s`` (the ``[retrieval]`` extra) and ``contextlab
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import compress
 from operator import not_, or_
 from typing import Any
@@ -64,7 +65,9 @@ class RetrievalEngine(ContextEngine):
         self.reselections = 0
         self._tokens = parts.TokenEstimator()
         self._terms: frozenset[str] = frozenset()  # the query terms of the last selection
-        self._token_cache: dict[tuple[str, int, int], list[str]] = {}
+        # The term counts of each group's text (tokenized once; the counts, not the token lists, are
+        # kept: BM25 reads only term frequencies and lengths, and a long session holds millions of words).
+        self._token_cache: dict[tuple[str, int, int], Counter[str]] = {}
         # Incremental state (docs/performance.md): per-row state of the previous request (cumulative
         # estimates, safe cuts; ``_rows`` changes when the rows are not the ones seen before), the
         # older groups (extended as the recent block moves on) and their documents, and the BM25
@@ -217,7 +220,7 @@ class RetrievalEngine(ContextEngine):
                 # The groups of the last ranking plus new ones (the common case): the index holds
                 # exactly the old ones, so nothing leaves and only the new groups are added.
                 for doc in fresh:
-                    index.add(doc, self._token_cache[doc])
+                    index.add_counts(doc, self._token_cache[doc])
                 if fresh:
                     added = np.fromiter(map(index.slot, fresh), dtype=np.int64, count=len(fresh))
                     self._slots = np.concatenate((self._slots, added))
@@ -226,13 +229,14 @@ class RetrievalEngine(ContextEngine):
         self._ranked = None
         live = set(docs)
         if len(live) != n:  # two groups with one document key: score them the plain way
-            return np.array(rank_groups([self._token_cache[d] for d in docs], terms), dtype=np.int64)
+            documents = [list(self._token_cache[d].elements()) for d in docs]  # BM25 ignores word order
+            return np.array(rank_groups(documents, terms), dtype=np.int64)
         indexed = index.keys()
         for gone in indexed - live:
             index.remove(gone)
         for doc in docs:  # groups that aged out of the recent block since the last ranking
             if doc not in indexed:
-                index.add(doc, self._token_cache[doc])
+                index.add_counts(doc, self._token_cache[doc])
         self._slots = np.fromiter(map(index.slot, docs), dtype=np.int64, count=n)
         self._ranked = (groups.epoch, n)
         return rank_slots(index, self._slots, terms)
@@ -242,7 +246,7 @@ class RetrievalEngine(ContextEngine):
         text = " ".join(parts.content_text(m) for m in messages[start:end])
         cache_key = (key, len(text), hash(text))
         if cache_key not in self._token_cache:
-            self._token_cache[cache_key] = tokenize(text)
+            self._token_cache[cache_key] = Counter(tokenize(text))
         return cache_key
 
     def _emit(

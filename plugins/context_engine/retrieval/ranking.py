@@ -178,7 +178,7 @@ class BM25Index:
         # Per term: the slots of its documents in the order they arrived (its postings), and their
         # (slots, tf, lengths) as arrays, extended as documents arrive and dropped on a removal.
         self._term_slots: dict[str, list[int]] = {}
-        self._arrays: dict[str, tuple[int, Any, Any, Any]] = {}
+        self._arrays: dict[str, tuple[int, Any, Any, Any]] = {}  # term -> (count, buffers)
         self._total_length = 0
         self._next_slot = 0
         self._slot_cache: tuple[list[Any] | None, Any] = (None, None)  # keys of the last query, their slots
@@ -194,10 +194,15 @@ class BM25Index:
 
     def add(self, key: Any, tokens: list[str]) -> None:
         """Index one document (an empty one counts as the single empty token, as in ``bm25s``)."""
+        self.add_counts(key, Counter(tokens))
+
+    def add_counts(self, key: Any, counts: Counter[str]) -> None:
+        """:meth:`add` of a document given by its term counts (kept, not copied: do not change it)."""
         if key in self._docs:
             return
-        counts = Counter(tokens or [""])
-        length = len(tokens) or 1
+        length = counts.total()
+        if not length:
+            counts, length = Counter([""]), 1
         slot = self._next_slot
         self._docs[key] = (counts, length, slot)
         self._slot_counts.append(counts)
@@ -225,24 +230,38 @@ class BM25Index:
                 del self._term_slots[term]
 
     def _term_arrays(self, term: str) -> tuple[Any, Any, Any]:
+        """A term's postings as arrays: slots, term frequencies (float32) and ``B * length``
+        (float64, the same product the score formula takes, so computing it once is exact)."""
         slots = self._term_slots[term]
+        n = len(slots)
         found = self._arrays.get(term)
-        if found is None or found[0] != len(slots):
+        done = found[0] if found is not None and found[0] <= n else 0
+        if found is None or done != n:
             # Documents only arrive at the end of a postings list (a removal drops the arrays):
-            # convert the new tail and append it in C, instead of converting the whole list again.
-            done = found[0] if found is not None and found[0] < len(slots) else 0
+            # the new tail is converted and written into buffers that grow by doubling, so a common
+            # term costs its new postings, not a copy of all of them per query.
             fresh = slots[done:]
             slot_counts = self._slot_counts
-            new_slots = np.array(fresh, dtype=np.int64)
             new_tf = np.array([slot_counts[s][term] for s in fresh], dtype=np.float32)
-            new_lengths = np.array(list(map(self._slot_lengths.__getitem__, fresh)), dtype=np.int64)
-            if done and found is not None:
-                new_slots = np.concatenate((found[1], new_slots))
-                new_tf = np.concatenate((found[2], new_tf))
-                new_lengths = np.concatenate((found[3], new_lengths))
-            found = (len(slots), new_slots, new_tf, new_lengths)
+            new_lengths = self.B * np.array(list(map(self._slot_lengths.__getitem__, fresh)), dtype=np.int64)
+            if found is None or not done or n > len(found[1]):
+                capacity = n if found is None or not done else 2 * n
+                buffers = (
+                    np.empty(capacity, dtype=np.int64),
+                    np.empty(capacity, dtype=np.float32),
+                    np.empty(capacity, dtype=np.float64),
+                )
+                if found is not None and done:
+                    for new, old in zip(buffers, found[1:], strict=True):
+                        new[:done] = old[:done]
+            else:
+                buffers = found[1:]
+            buffers[0][done:n] = fresh
+            buffers[1][done:n] = new_tf
+            buffers[2][done:n] = new_lengths
+            found = (n, *buffers)
             self._arrays[term] = found
-        return found[1], found[2], found[3]
+        return found[1][:n], found[2][:n], found[3][:n]
 
     def slot(self, key: Any) -> int:
         """The slot of an indexed document (kept until it is removed)."""
@@ -272,9 +291,9 @@ class BM25Index:
             # All terms at once, element by element the same operations as one term at a time
             # (float64 term part, float32 idf and contributions); ``add.at`` adds the contributions
             # in query order in float32, as the per-term ``+=`` did.
-            posted, tf, lengths = (np.concatenate(c) for c in zip(*columns, strict=True))
+            posted, tf, b_lengths = (np.concatenate(c) for c in zip(*columns, strict=True))
             idf = np.repeat(np.array(idfs, dtype=np.float32), [len(c[0]) for c in columns])
-            tfc = tf / (self.K1 * ((1 - self.B) + self.B * lengths / average) + tf)
+            tfc = tf / (self.K1 * ((1 - self.B) + b_lengths / average) + tf)
             np.add.at(by_slot, posted, (idf * tfc).astype(np.float32))
         return by_slot[slots]
 
