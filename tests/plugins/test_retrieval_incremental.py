@@ -53,9 +53,10 @@ def plain_selection(messages: list[dict[str, Any]], incoming: dict[str, Any], re
     out = list(messages[:head])
 
     def marker(count: int, after: dict[str, Any] | None) -> dict[str, Any]:
-        near_user = bool(out) and out[-1].get("role") == "user" or (after is not None and after.get("role") == "user")
-        plural = "s" if count != 1 else ""
-        return {"role": "assistant" if near_user else "user", "content": f"[… {count} earlier turn group{plural} omitted …]"}
+        before_user = bool(out) and out[-1].get("role") == "user"
+        near_user = before_user or (after is not None and after.get("role") == "user")
+        text = f"[… {count} earlier turn group{'s' if count != 1 else ''} omitted …]"
+        return {"role": "assistant" if near_user else "user", "content": text}
 
     skipped = 0
     for i, (s, e) in enumerate(bounds):

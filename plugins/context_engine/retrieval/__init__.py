@@ -7,6 +7,11 @@ budget with the older safe groups that score best under BM25 (``bm25s``) for the
 previous selection is reused (and only extended by groups that age out of the recent block) until
 the query's term set changes (Jaccard < 0.5) or the budget is exceeded, so unchanged requests get
 an equal list. Depends on ``bm25s`` (the ``[retrieval]`` extra) and ``contextlab.engines.parts``.
+
+A request costs what changed since the previous one (``docs/performance.md``, ``retrieval``): the
+older groups are kept in a :class:`~.groups.GroupTable`, the BM25 index only gains the groups that
+aged out of the recent block, and a ranking scores the postings of the query's terms, orders the
+groups and fills the budget in numpy. The selections are the plain computation's (tested).
 """
 
 from __future__ import annotations

@@ -161,11 +161,12 @@ class BM25Index:
 
     ``bm25s`` (Lucene variant, ``k1=1.5``, ``b=0.75``, float32 scores) has no way to add or drop a
     document, and rebuilding it for every request made ``retrieval`` quadratic. This index keeps term
-    counts per document and postings per term (with their arrays cached until the term's postings
-    change), so adding a turn group costs its own length and a query costs the postings of its terms
-    in numpy. The arithmetic follows ``bm25s`` operation by operation (float64 term-frequency part,
-    float32 idf and stored scores, float32 sums in query order), so the scores are identical
-    (``tests/plugins/test_retrieval_index.py`` compares them).
+    counts per document and postings per term (with their arrays kept in buffers extended as the
+    postings grow), so adding a turn group costs its own length and a query costs the postings of
+    its terms in numpy. The arithmetic follows ``bm25s`` operation by operation (float64
+    term-frequency part, float32 idf and stored scores, float32 sums in query order), so the scores
+    are identical (``tests/plugins/test_incremental_engines.py`` compares them). No query term is
+    skipped: Lucene's idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` is positive for every ``df <= N``.
     """
 
     K1 = 1.5
@@ -176,7 +177,7 @@ class BM25Index:
         self._slot_counts: list[Counter[str]] = []  # per slot (ever given): its document's term counts
         self._slot_lengths: list[int] = []  # per slot: its document's length
         # Per term: the slots of its documents in the order they arrived (its postings), and their
-        # (slots, tf, lengths) as arrays, extended as documents arrive and dropped on a removal.
+        # (slots, tf, B * lengths) as arrays, extended as documents arrive and dropped on a removal.
         self._term_slots: dict[str, list[int]] = {}
         self._arrays: dict[str, tuple[int, Any, Any, Any]] = {}  # term -> (count, buffers)
         self._total_length = 0
@@ -244,6 +245,7 @@ class BM25Index:
             slot_counts = self._slot_counts
             new_tf = np.array([slot_counts[s][term] for s in fresh], dtype=np.float32)
             new_lengths = self.B * np.array(list(map(self._slot_lengths.__getitem__, fresh)), dtype=np.int64)
+            buffers: tuple[Any, Any, Any]
             if found is None or not done or n > len(found[1]):
                 capacity = n if found is None or not done else 2 * n
                 buffers = (
@@ -255,7 +257,7 @@ class BM25Index:
                     for new, old in zip(buffers, found[1:], strict=True):
                         new[:done] = old[:done]
             else:
-                buffers = found[1:]
+                buffers = (found[1], found[2], found[3])
             buffers[0][done:n] = fresh
             buffers[1][done:n] = new_tf
             buffers[2][done:n] = new_lengths
