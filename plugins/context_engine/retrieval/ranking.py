@@ -293,10 +293,17 @@ class BM25Index:
             # All terms at once, element by element the same operations as one term at a time
             # (float64 term part, float32 idf and contributions); ``add.at`` adds the contributions
             # in query order in float32, as the per-term ``+=`` did.
-            posted, tf, b_lengths = (np.concatenate(c) for c in zip(*columns, strict=True))
+            # ``tf / (K1 * ((1 - B) + B * length / average) + tf) * idf``, in place on the fresh
+            # concatenated array: the same IEEE operations (+ and * commute exactly), no temporaries.
+            posted, tf, part = (np.concatenate(c) for c in zip(*columns, strict=True))
             idf = np.repeat(np.array(idfs, dtype=np.float32), [len(c[0]) for c in columns])
-            tfc = tf / (self.K1 * ((1 - self.B) + b_lengths / average) + tf)
-            np.add.at(by_slot, posted, (idf * tfc).astype(np.float32))
+            np.divide(part, average, out=part)
+            part += 1 - self.B
+            part *= self.K1
+            part += tf
+            np.divide(tf, part, out=part)
+            part *= idf
+            np.add.at(by_slot, posted, part.astype(np.float32))
         return by_slot[slots]
 
     def slots(self, keys: list[Any]) -> Any:
