@@ -24,6 +24,7 @@ import re
 import struct
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -190,7 +191,7 @@ class RoughCounter:
             self._memo[key] = hit
         return hit
 
-    def messages(self, messages: list[Message]) -> int:
+    def messages(self, messages: Sequence[Message]) -> int:
         return sum(self.message(m) for m in messages)
 
     @staticmethod
@@ -355,7 +356,7 @@ class ExactCounter:
             total += text(str(message["tool_call_id"]))
         return total
 
-    def messages(self, messages: list[Message]) -> int:
+    def messages(self, messages: Sequence[Message]) -> int:
         return sum(self.message(m) for m in messages)
 
     def tools(self, tools: list[dict[str, Any]]) -> int:

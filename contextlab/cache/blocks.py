@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -213,8 +214,8 @@ class BlockRenderer:
 
     def render(
         self,
-        messages: list[Message],
-        message_tokens: list[int],
+        messages: Sequence[Message],
+        message_tokens: Sequence[int],
         tools: list[dict[str, Any]],
         tools_tokens: int,
         *,

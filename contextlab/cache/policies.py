@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 from contextlab.cache.blocks import BlockRenderer, RenderedRequest, is_markable
@@ -37,7 +38,7 @@ class Policy(ABC):
         return None
 
     @abstractmethod
-    def markers(self, request: RenderedRequest, messages: list[Message]) -> list[Marker]:
+    def markers(self, request: RenderedRequest, messages: Sequence[Message]) -> list[Marker]:
         """Markers for this request (at most four, on markable blocks)."""
 
     def _mark(self, blocks: list[int]) -> list[Marker]:
@@ -105,7 +106,7 @@ class NoCaching(Policy):
 
     name = "none"
 
-    def markers(self, request: RenderedRequest, messages: list[Message]) -> list[Marker]:
+    def markers(self, request: RenderedRequest, messages: Sequence[Message]) -> list[Marker]:
         return []
 
 
@@ -114,7 +115,7 @@ class Automatic(Policy):
 
     name = "auto"
 
-    def markers(self, request: RenderedRequest, messages: list[Message]) -> list[Marker]:
+    def markers(self, request: RenderedRequest, messages: Sequence[Message]) -> list[Marker]:
         return self._mark([last_markable(request)])
 
 
@@ -123,7 +124,7 @@ class SystemOnly(Policy):
 
     name = "system_only"
 
-    def markers(self, request: RenderedRequest, messages: list[Message]) -> list[Marker]:
+    def markers(self, request: RenderedRequest, messages: Sequence[Message]) -> list[Marker]:
         return self._mark([system_end(request)])
 
 
@@ -137,7 +138,7 @@ class SystemAnd3(Policy):
         self.tool_part_markers = tool_part_markers
         self.last = last
 
-    def _last_messages(self, request: RenderedRequest, messages: list[Message], count: int) -> list[int]:
+    def _last_messages(self, request: RenderedRequest, messages: Sequence[Message], count: int) -> list[int]:
         found: list[int] = []
         for index in range(len(messages) - 1, -1, -1):
             if len(found) == count:
@@ -148,7 +149,7 @@ class SystemAnd3(Policy):
                     found.append(block)
         return found
 
-    def markers(self, request: RenderedRequest, messages: list[Message]) -> list[Marker]:
+    def markers(self, request: RenderedRequest, messages: Sequence[Message]) -> list[Marker]:
         return self._mark([system_end(request), *self._last_messages(request, messages, self.last)])
 
 
@@ -180,7 +181,7 @@ class HermesCurrent(SystemAnd3):
             return len(prefix)
         return None
 
-    def markers(self, request: RenderedRequest, messages: list[Message]) -> list[Marker]:
+    def markers(self, request: RenderedRequest, messages: Sequence[Message]) -> list[Marker]:
         split = (
             bool(messages)
             and messages[0].get("role") == "system"
@@ -202,7 +203,7 @@ class HermesCurrent(SystemAnd3):
             return super().markers(request, messages)
         return self._mark([*system_blocks[:2], *self._last_messages(request, messages, 2)])
 
-    def _endpoints(self, request: RenderedRequest, messages: list[Message]) -> list[int]:
+    def _endpoints(self, request: RenderedRequest, messages: Sequence[Message]) -> list[int]:
         """The last 2 completed-transaction ends: a finished tool run's last result, or a finished turn."""
         found: list[int] = []
         for index in range(len(messages) - 1, 0, -1):
@@ -230,7 +231,7 @@ class ClaudeCodeLike(Policy):
         super().__init__(ttl)
         self.project_context = project_context
 
-    def markers(self, request: RenderedRequest, messages: list[Message]) -> list[Marker]:
+    def markers(self, request: RenderedRequest, messages: Sequence[Message]) -> list[Marker]:
         blocks = [system_end(request), last_markable(request)]
         if self.project_context:
             first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
@@ -251,7 +252,7 @@ class RollingAnchor(Policy):
             raise ConfigError(f"rolling_anchor: k must be in 1..20 (inside the lookback window), got {k}")
         self.k = k
 
-    def markers(self, request: RenderedRequest, messages: list[Message]) -> list[Marker]:
+    def markers(self, request: RenderedRequest, messages: Sequence[Message]) -> list[Marker]:
         last = last_markable(request)
         blocks = [system_end(request), last]
         if last >= 0:
@@ -289,7 +290,7 @@ def make_policy(spec: str | Policy, **options: Any) -> Policy:
 
 def apply_policy(
     policy: Policy,
-    messages: list[Message],
+    messages: Sequence[Message],
     tools: list[dict[str, Any]] | None = None,
     *,
     message_tokens: list[int] | None = None,

@@ -3,7 +3,8 @@
 Between compactions the history only grows, so each appended row is converted to its wire form,
 counted exactly and roughly, and fed to the structure tracker (and, once a history needs them, the
 request sanitizers) once. Building a request, its token count and the host's pressure figure then
-cost O(1) per request plus a C-level list copy: replay time stays linear in conversation length.
+cost O(1) per request (views of these lists, ``contextlab/host/growing.py``): replay time stays
+linear in conversation length.
 
 The per-row results live in lists parallel to the rows, not in an identity-keyed memo, so a row the
 history drops (a compaction) takes its results with it (``docs/performance.md``).
@@ -11,11 +12,11 @@ history drops (a compaction) takes its results with it (``docs/performance.md``)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from itertools import islice
-from typing import TYPE_CHECKING, overload
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from contextlab.engine import Message
+from contextlab.host.growing import GrowingView
 from contextlab.host.memo import MessageMemo
 from contextlab.host.sanitized import Emitted, IncrementalSanitizer
 from contextlab.messages import StructureTracker, clone_messages
@@ -27,53 +28,22 @@ if TYPE_CHECKING:
     from contextlab.host.views import EngineViews
 
 
-class HistorySnapshot(Sequence[Message]):
+class HistorySnapshot(GrowingView[Message]):
     """The history as it was when taken, without copying it: the history's list only grows between
     replacements (a replacement starts a new list), so its first ``len`` rows never change."""
 
-    __slots__ = ("_n", "_rows")
+    __slots__ = ()
 
     def __init__(self, rows: list[Message], n: int) -> None:
-        self._rows = rows
-        self._n = n
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Message]: ...
-
-    def __getitem__(self, index: int | slice) -> Message | list[Message]:
-        if isinstance(index, slice):
-            return self._rows[: self._n][index]
-        if index < 0:
-            index += self._n
-        if not 0 <= index < self._n:
-            raise IndexError("history snapshot index out of range")
-        return self._rows[index]
-
-    def __iter__(self) -> Iterator[Message]:
-        return islice(self._rows, self._n)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str):
-            return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=False))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # mutable rows: not hashable, like a list
-
-    def __repr__(self) -> str:
-        return f"HistorySnapshot({self[:]!r})"
+        super().__init__(rows, n)
 
 
 class WorkingHistory:
     """The host's history (``rows``) plus parallel wire forms, token counts and structure state.
 
-    A list obtained from ``rows`` keeps describing the moment it was taken: appends after it copy
-    the list first (copy on write), so a request costs at most one C-level copy, not several.
+        A list obtained from ``rows`` keeps describing the moment it was taken: appends after it copy
+        the list first (copy on write). The wire and count lists are only appended to until the next
+    replacement, so a request can be a view of them.
     """
 
     def __init__(self, memo: MessageMemo, system_prompt: str | None) -> None:
@@ -241,6 +211,6 @@ class WorkingHistory:
             self._sanitizer = sanitizer
         return sanitizer.emit()
 
-    def last_sanitized(self) -> list[Message] | None:
+    def last_sanitized(self) -> Sequence[Message] | None:
         """The list the previous :meth:`sanitized` call returned (None if none since the last replace)."""
         return self._sanitizer.last_emit if self._sanitizer is not None else None

@@ -22,9 +22,12 @@ class RequestView:
         turn: Turn index.
         request: Request index in the run (0-based).
         timestamp: Virtual clock time of the request (seconds).
-        messages: Final wire messages, system prompt first (do not mutate).
+        messages: Final wire messages, system prompt first: a read-only sequence (index it, slice it,
+            iterate it; ``list(view.messages)`` for a list). The host makes it in O(1) as a view of
+            its own append-only lists (``docs/performance.md``, "Requests as views"), so reading
+            ``view.messages[view.prefix_messages:]`` costs only the new messages.
         tools: Tool schemas sent with the request.
-        message_tokens: Exact tokens of each message in ``messages``.
+        message_tokens: Exact tokens of each message in ``messages`` (a read-only sequence too).
         tools_tokens: Exact tokens of ``tools``.
         fixed_overhead_tokens: Unseen prompt tokens added by the host settings.
         prompt_tokens: Exact prompt tokens of the whole request.
@@ -43,9 +46,9 @@ class RequestView:
     turn: int
     request: int
     timestamp: float
-    messages: list[Message]
+    messages: Sequence[Message]
     tools: list[dict[str, Any]]
-    message_tokens: list[int]
+    message_tokens: Sequence[int]
     tools_tokens: int
     fixed_overhead_tokens: int
     prompt_tokens: int

@@ -119,7 +119,7 @@ class ReplayHost:
         self._last_outcome = ""  # outcome of the latest compaction pass
         self._row_invalid = 0  # malformed engine results since the last trace row
         self._row_session: str | None = None  # "/new" or "/reset" before this row's turn
-        self._previous: tuple[list[Message], list[dict[str, Any]], int, int] | None = None
+        self._previous: tuple[Sequence[Message], list[dict[str, Any]], int, int] | None = None
         self.rows: list[dict[str, Any]] = []
         self.compaction_rows: list[dict[str, Any]] = []
         self.warnings: list[str] = []

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contextlab.engine import ContextEngine, Message, overrides
+from contextlab.host.growing import GrowingView
 from contextlab.host.history import WorkingHistory
 from contextlab.host.memo import MessageMemo
 from contextlab.host.selection_structure import SelectionStructure
@@ -35,15 +37,15 @@ class AssembledRequest:
             shares with it as the same objects (lets the prefix comparison skip them).
     """
 
-    messages: list[Message]
-    message_tokens: list[int]
+    messages: Sequence[Message]
+    message_tokens: Sequence[int]
     selected: bool
     rejection: str | None
     violations: list[Violation]
     engine_ms: float
     extends_history: bool = False
     message_rough: list[int] | None = None
-    continues: tuple[list[Message], int] | None = None
+    continues: tuple[Sequence[Message], int] | None = None
     tokens_total: int | None = None
     rough_total: int | None = None
     """Rough tokens of all messages, when already known (the rough list may then be absent)."""
@@ -143,15 +145,16 @@ class RequestAssembler:
     def _plain(
         self, history: WorkingHistory, *, rejection: str | None = None, engine_ms: float = 0.0
     ) -> AssembledRequest:
-        """The unselected request: kept up to date row by row, so this is O(1) plus two list copies."""
+        """The unselected request: kept up to date row by row, and handed out as views of the history's
+        append-only lists, so this is O(1) (``contextlab/host/growing.py``)."""
         structure = history.structure
         clean = not structure.needs_sanitizing
         if clean:
-            final = self._prefix_wires + history.wires
-            tokens = self._prefix_tokens + history.exact
+            wires, exact = history.wires, history.exact
+            n = len(wires)
             return AssembledRequest(
-                final,
-                tokens,
+                GrowingView(wires, n, self._prefix_wires),
+                GrowingView(exact, n, self._prefix_tokens),
                 False,
                 rejection,
                 structure.violations(),

@@ -13,14 +13,16 @@ request makes a replay quadratic. This class produces the same list incrementall
   lets a change at row ``j`` re-fold from ``j`` only. A merged row is built once per change of its run.
 
 Output rows carry their exact and rough token counts, so a request costs O(changed rows) in Python
-plus a C-level list copy.
+handed out as a view of the output lists (``contextlab/host/growing.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from contextlab.engine import Message
+from contextlab.host.growing import GrowingView
 from contextlab.messages import merge_user_messages, row_call_ids, sanitize_row
 from contextlab.tokens import ExactCounter, RoughCounter
 
@@ -31,8 +33,8 @@ _UNCOUNTED = (-1, -1)
 class Emitted(NamedTuple):
     """One sanitized request."""
 
-    messages: list[Message]
-    tokens: list[int]
+    messages: Sequence[Message]
+    tokens: Sequence[int]
     """Exact tokens of each message."""
     tokens_total: int
     rough_total: int
@@ -71,7 +73,8 @@ class IncrementalSanitizer:
         self._calls: list[list[str]] = []  # each row's call ids
         self._folded = 0  # rows the fold has processed
         self._stable = 0  # committed output rows unchanged since the last emit
-        self._last_emit: list[Message] | None = None
+        self._last_emit: Sequence[Message] | None = None
+        self._handed_out = 0  # leading rows of ``_out`` an emitted view shows (they must not change)
 
     def feed(self, wire: Message, tokens: int, rough: int) -> None:
         """Add the next row (a wire message with its exact and rough counts; exact tokens below 0:
@@ -159,7 +162,13 @@ class IncrementalSanitizer:
             keep, (pending, counts) = self._checkpoint_len[start], self._checkpoint_pending[start]
         self._out_tokens_sum -= sum(out_tokens[keep:])
         self._out_rough_sum -= sum(out_rough[keep:])
-        del out[keep:], out_tokens[keep:], out_rough[keep:]
+        if keep < self._handed_out:
+            # An emitted request is a view of these lists: start new ones rather than change what it shows.
+            out, out_tokens = self._out, self._out_tokens = out[:keep], out_tokens[:keep]
+            self._handed_out = 0
+        else:
+            del out[keep:], out_tokens[keep:]
+        del out_rough[keep:]
         added_tokens = added_rough = 0
         self._stable = min(self._stable, keep)
         inputs, input_tokens, input_rough, stage = self._inputs, self._input_tokens, self._input_rough, self._stage
@@ -206,24 +215,28 @@ class IncrementalSanitizer:
         return self._exact.message(merged), self._rough.message(merged)
 
     def emit(self) -> Emitted:
-        """The sanitized request (two C-level list copies; the totals are kept as rows change)."""
+        """The sanitized request, as O(1) views of the output lists (the totals are kept as rows change)."""
         self._refold()
-        messages, tokens = list(self._out), list(self._out_tokens)
+        n = len(self._out)
         tokens_total, rough_total = self._out_tokens_sum, self._out_rough_sum
+        pending: tuple[Message, ...] = ()
+        pending_tokens: tuple[int, ...] = ()
         if self._pending is not None:
             if self._pending_counts is _UNCOUNTED:
                 # The fold state's checkpoints keep the uncounted marker; only the live state is counted.
                 self._pending_counts = self._merged_counts(self._pending)
-            messages.append(self._pending)
-            tokens.append(self._pending_counts[0])
+            pending, pending_tokens = (self._pending,), (self._pending_counts[0],)
             tokens_total += self._pending_counts[0]
             rough_total += self._pending_counts[1]
+        messages = GrowingView(self._out, n, tail=pending)
+        tokens = GrowingView(self._out_tokens, n, tail=pending_tokens)
+        self._handed_out = n
         unchanged = self._stable if self._last_emit is not None else 0
-        self._stable = len(self._out)
+        self._stable = n
         self._last_emit = messages
         return Emitted(messages, tokens, tokens_total, rough_total, unchanged)
 
     @property
-    def last_emit(self) -> list[Message] | None:
+    def last_emit(self) -> Sequence[Message] | None:
         """The list the previous :meth:`emit` returned."""
         return self._last_emit

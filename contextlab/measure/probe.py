@@ -144,9 +144,9 @@ class MeasureProbe:
         self._active: int | None = None
         self._bound = True
         # Per-request state.
-        self._previous: list[Message] = []
+        self._previous: Sequence[Message] = []
         self._previous_found: list[frozenset[int]] = []
-        self._previous_tokens: list[int] = []
+        self._previous_tokens: Sequence[int] = []
         self._previous_tools: list[dict[str, Any]] | None = None
         self._previous_prompt = 0
         self._previous_history: Sequence[Message] = []

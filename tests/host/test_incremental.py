@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -43,9 +44,11 @@ def _random_rows(rng: random.Random, n: int) -> list[dict[str, Any]]:
 def test_incremental_sanitizer_matches_the_whole_list_pass_at_every_length() -> None:
     rng = random.Random(5)
     exact, rough = ExactCounter(), RoughCounter()
+    rewrites_of_emitted_rows = 0
     for _ in range(40):
         rows = _random_rows(rng, 40)
         sanitizer = IncrementalSanitizer(exact, rough)
+        emitted: list[tuple[Sequence[Any], Sequence[int], list[Any], list[int]]] = []
         for k, row in enumerate(rows, start=1):
             sanitizer.feed(row, exact.message(row), rough.message(row))
             if rng.random() < 0.5 or k == len(rows):
@@ -54,12 +57,20 @@ def test_incremental_sanitizer_matches_the_whole_list_pass_at_every_length() -> 
                 expected = sanitize_request(rows[:k])
                 assert messages == expected
                 assert tokens == [exact.message(m) for m in expected]
+                emitted.append((messages, tokens, expected, list(tokens)))
+                if previous is not None and unchanged < len(previous) - 1:
+                    rewrites_of_emitted_rows += 1  # a row an earlier request showed was rewritten
                 # The totals are kept up to date as rows change (refolds included), not re-summed.
                 assert tokens_total == sum(tokens)
                 assert rough_total == sum(rough.message(m) for m in expected)
                 assert unchanged <= len(messages)
                 if previous is not None:
                     assert all(a is b for a, b in zip(messages[:unchanged], previous[:unchanged], strict=True))
+        # Requests are O(1) views of the sanitizer's lists: every one still shows what it showed when
+        # it was emitted, after later rows rewrote or merged what it ended with.
+        for messages, tokens, expected, expected_tokens in emitted:
+            assert list(messages) == expected and list(tokens) == expected_tokens
+    assert rewrites_of_emitted_rows > 10
 
 
 class _Mutator(ContextEngine):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
+import pytest
 from engine_helpers import load, tool_session
 
-from contextlab.messages import validate_messages
+from contextlab.engines.parts import TokenEstimator
+from contextlab.errors import EngineError
+from contextlab.messages import UidMinter, stamp_identity, validate_messages
 
 
 def compacted(**params: object):  # type: ignore[no-untyped-def]
@@ -139,3 +143,135 @@ def test_covering_map_follows_new_nodes() -> None:
     before = dict(store.covering())
     engine.compress(result + tool_session(30, lines=20)[1:])
     assert store.covering() == from_scratch() and store.covering() != before
+
+
+# ---------------------------------------------------------------------- assembly budget
+
+
+def long_session_engine(**params: object):  # type: ignore[no-untyped-def]
+    return load(
+        "lcm",
+        context_length=10_000,
+        leaf_chunk_tokens=1_500,
+        fresh_tail_count=8,
+        leaf_target_tokens=300,
+        condensed_target_tokens=300,
+        **params,
+    )
+
+
+def turn(index: int, calls: int = 4, lines: int = 12) -> list[dict[str, object]]:
+    """One user message and ``calls`` tool calls with texts and ids unique to ``index``."""
+    rows: list[dict[str, object]] = [{"role": "user", "content": f"task {index}: check module_{index}"}]
+    for c in range(calls):
+        call_id = f"call_{index}_{c}"
+        rows.append(
+            {
+                "role": "assistant",
+                "content": f"Reading part {c} of module_{index}.",
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": json.dumps({"path": f"m{index}_{c}.py"})},
+                    }
+                ],
+            }
+        )
+        body = "\n".join(f"module {index} part {c} line {k}: marker_{index}_{c}_{k}" for k in range(lines))
+        rows.append({"role": "tool", "tool_call_id": call_id, "content": body})
+    return rows
+
+
+def run_long_session(engine, turns: int = 200):  # type: ignore[no-untyped-def]
+    """A host loop in miniature: append a turn, compress whenever the history reaches the threshold.
+    Returns the history and, per compaction, (turn, tokens after)."""
+    estimator = TokenEstimator()
+    minter = UidMinter(3)
+    history: list[dict[str, object]] = []
+    log: list[tuple[int, int]] = []
+    for index in range(turns):
+        start = len(history)
+        history = [*history, *turn(index)]
+        stamp_identity(history, minter, start)  # type: ignore[arg-type]
+        engine.on_turn_complete(history)
+        if engine.should_compress(estimator.messages(history)):
+            history = engine.compress(history, current_tokens=estimator.messages(history))
+            log.append((index, estimator.messages(history)))
+    return history, log
+
+
+def test_long_session_reaches_a_steady_state_under_the_threshold() -> None:
+    """With max_depth=1 the depth-1 summaries are never condensed: without a budget they piled up
+    until they alone kept the request over the threshold and every request compacted. Now each
+    compaction ends within the budget, under the threshold, and compactions stay spaced."""
+    engine = long_session_engine()
+    estimator = TokenEstimator()
+    history, log = run_long_session(engine)
+    assert len(log) >= 15 and engine.evicted  # long enough for the budget to bind
+    budget = engine.assembly_budget()
+    assert budget is not None and budget < engine.threshold_tokens
+    assert all(tokens <= budget for _, tokens in log)
+    assert not engine.should_compress(max(tokens for _, tokens in log))
+    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(log)]
+    assert min(gaps[-10:]) >= 2  # late in the session as early: never a compaction per turn
+    assert estimator.messages(history) < engine.threshold_tokens
+    shown = [m["_lcm_node"] for m in history if m.get("_lcm_node")]
+    assert shown and not set(shown) & set(engine.evicted)
+    assert "lcm_grep" in next(m for m in history if m.get("_lcm_node"))["content"]  # note on the first kept
+
+
+def test_left_out_summaries_stay_reachable_by_the_tools() -> None:
+    engine = long_session_engine()
+    history, _log = run_long_session(engine)
+    evicted = engine.evicted
+    assert evicted
+    # Every stored row is still reachable: raw in context, or by expanding a node (shown or left out).
+    reachable: set[str] = set()
+    frontier = [*evicted, *(m["_lcm_node"] for m in history if m.get("_lcm_node"))]
+    while frontier:
+        page = json.loads(engine.handle_tool_call("lcm_expand", {"id": frontier.pop(), "max_tokens": 100_000}))
+        for item in page["items"]:
+            (frontier.append if item["kind"] == "summary" else reachable.add)(item["id"])
+    raw = {engine.store.row_for(m).store_id for m in history if not m.get("_lcm_node")}  # type: ignore[union-attr]
+    assert reachable | raw == {r.store_id for r in engine.store.rows}
+    # A marker of the first turn, long out of the context, is found by grep and read by expand.
+    assert "marker_0_1_3" not in json.dumps(history)
+    hits = json.loads(engine.handle_tool_call("lcm_grep", {"query": r"marker_0_1_3\b"}))
+    assert hits["total"] == 1 and hits["matches"][0]["covering_summary"] in engine.store.nodes
+    cover = hits["matches"][0]["covering_summary"]
+    described = json.loads(engine.handle_tool_call("lcm_describe", {"id": evicted[0]}))
+    assert described["kind"] == "summary" and described["text"]
+    assert cover in evicted or engine.store.top(cover) in evicted
+
+
+def test_fresh_tail_is_never_left_out() -> None:
+    """A budget too small for anything leaves every summary out, never the newest rows."""
+    engine = long_session_engine(max_assembly_tokens=1)
+    messages = tool_session(60, users=3, lines=20)
+    result = engine.compress(messages)
+    assert validate_messages(result) == []
+    assert not any(m.get("_lcm_node") for m in result) and engine.evicted
+    assert result[-1] is messages[-1] and result[-2] is messages[-2]  # the newest call and its result
+    assert all(n in engine.store.nodes for n in engine.evicted)
+
+
+def test_budget_never_binds_on_a_short_session() -> None:
+    """Where summaries fit, the result is the one without a budget (no summary left out)."""
+    plain, _messages, result = compacted()
+    assert not plain.evicted
+    budget = plain.assembly_budget()
+    assert budget is not None and TokenEstimator().messages(result) <= budget
+
+
+def test_assembly_budget_parameter() -> None:
+    engine = load("lcm", context_length=128_000)
+    assert engine.assembly_budget() == 96_000 - 20_000  # threshold less one leaf chunk
+    assert engine.assembly_budget(5_000) == 96_000 - 5_000 - 20_000  # less the request's overhead
+    small = load("lcm", context_length=8_000)
+    assert small.assembly_budget() == 6_000 - 1_500  # headroom at most a quarter of the threshold
+    capped = load("lcm", context_length=128_000, max_assembly_tokens=30_000)
+    assert capped.assembly_budget() == 30_000
+    assert load("lcm", context_length=0).assembly_budget() is None
+    with pytest.raises(EngineError, match="max_assembly_tokens"):
+        load("lcm", max_assembly_tokens=0)

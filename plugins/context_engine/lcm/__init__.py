@@ -5,8 +5,11 @@ Every message the engine sees is ingested once into an immutable store. When the
 into leaf nodes (``leaf_chunk_tokens`` chunks at safe cuts, escalating L1 -> L2 -> L3 until the output
 is shorter than its input), condenses ``condensation_fanin`` uncondensed nodes into a deeper node
 while ``depth < max_depth``, and assembles ``[one row per uncondensed node, deepest first] + [fresh
-tail]``. Nothing is lost: ``lcm_grep`` / ``lcm_describe`` / ``lcm_expand`` reach every stored row.
-Depends on ``contextlab.engines`` (contextlab importable).
+tail]`` within an assembly budget: when the summaries do not fit, the oldest are left out of the
+context (never the raw backlog or the fresh tail), as lossless-claw's assembler drops the oldest
+evictable items (``docs/lcm.md``). Nothing is lost: ``lcm_grep`` / ``lcm_describe`` / ``lcm_expand``
+reach every stored row and every node, left out or not. Depends on ``contextlab.engines``
+(contextlab importable).
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ class LcmEngine(ContextEngine):
         condensed_target_tokens: Budget of a condensed node (2,000).
         leaf_mode: ``"chunked"`` (lossless-claw sweep) or ``"whole"`` (hermes-lcm v0.7: one leaf per pass).
         large_output_chars: Tool outputs longer than this are shown as a stub with their store id (12,000).
+        max_assembly_tokens: Explicit cap on the assembled history in rough tokens (None: no cap of
+            its own, as hermes-lcm's ``max_assembly_tokens`` 0 and lossless-claw's unset
+            ``maxAssemblyTokenBudget``). The budget always applied is the host's: the threshold,
+            less what the request carries besides the history, less the headroom of one leaf chunk
+            (at most a quarter of the threshold); see :meth:`assembly_budget`.
     """
 
     def __init__(
@@ -58,12 +66,15 @@ class LcmEngine(ContextEngine):
         condensed_target_tokens: int = 2_000,
         leaf_mode: str = "chunked",
         large_output_chars: int = 12_000,
+        max_assembly_tokens: int | None = None,
         context_length: int = 0,
     ) -> None:
         if leaf_mode not in ("chunked", "whole"):
             raise ValueError(f"leaf_mode must be 'chunked' or 'whole', got {leaf_mode!r}")
         if condensation_fanin < 2 or max_depth < 0 or fresh_tail_count < 1:
             raise ValueError("need condensation_fanin >= 2, max_depth >= 0, fresh_tail_count >= 1")
+        if max_assembly_tokens is not None and int(max_assembly_tokens) < 1:
+            raise ValueError(f"max_assembly_tokens must be None or >= 1, got {max_assembly_tokens!r}")
         self.context_threshold = float(context_threshold)
         self.threshold_percent = self.context_threshold
         self.fresh_tail_count = int(fresh_tail_count)
@@ -75,12 +86,15 @@ class LcmEngine(ContextEngine):
         self.condensed_target_tokens = int(condensed_target_tokens)
         self.leaf_mode = leaf_mode
         self.large_output_chars = int(large_output_chars)
+        self.max_assembly_tokens = None if max_assembly_tokens is None else int(max_assembly_tokens)
         self.context_length = int(context_length)
         self.threshold_tokens = int(self.context_length * self.context_threshold)
         self.store = Store()
         self._summarizer = ExtractiveSummarizer()
         self._tokens = parts.TokenEstimator()
         self._costs: dict[int, tuple[dict[str, Any], int]] = {}  # input rows of the running compress
+        self.evicted: list[str] = []
+        """Ids of the summaries the assembly budget left out, in the order they left (still stored)."""
 
     @property
     def name(self) -> str:
@@ -102,6 +116,7 @@ class LcmEngine(ContextEngine):
     def on_session_reset(self) -> None:
         super().on_session_reset()
         self.store = Store()
+        self.evicted = []
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         schemas: list[dict[str, Any]] = json.loads(json.dumps(tools.SCHEMAS))  # a copy the host may keep
@@ -136,16 +151,23 @@ class LcmEngine(ContextEngine):
     ) -> list[dict[str, Any]]:
         shown = [m[NODE_FLAG] for m in messages if m.get(NODE_FLAG) in self.store.nodes]
         raw = [m for m in messages if not m.get(NODE_FLAG)]
-        tail_start = self._tail_start(raw, extend_to_user=True)
-        tops, leftover = self._passes(raw[:tail_start], shown, force, focus_topic)
-        result = self._assemble(tops, leftover, raw[tail_start:])
         # What the request carries besides the history (system prompt, tool schemas), from the host's figure.
         overhead = max(0, int(current_tokens or 0) - self._cost(messages))
-        if self.threshold_tokens and self._cost(result) + overhead >= self.threshold_tokens:
-            # Overflow guard: the fresh tail itself is too big; cap it and sweep again.
+        budget = self.assembly_budget(overhead)
+        tail_start = self._tail_start(raw, extend_to_user=True)
+        tops, leftover = self._passes(raw[:tail_start], shown, force, focus_topic)
+        tail = [self._stub(m) for m in raw[tail_start:]]
+        kept, dropped = self._fit(tops, leftover, tail, budget)
+        result = self._assemble(kept, leftover, tail)
+        if budget is not None and self._cost(result) > budget:
+            # Overflow guard: the raw rows (backlog and fresh tail) do not fit the budget even with
+            # every summary left out; cap the tail and sweep again. (The budget is under the
+            # threshold less the overhead, so this covers a request that would still reach it.)
             tail_start = self._tail_start(raw, extend_to_user=False)
             tops, leftover = self._passes(raw[:tail_start], shown, True, focus_topic)
-            result = self._assemble(tops, leftover, raw[tail_start:])
+            tail = [self._stub(m) for m in raw[tail_start:]]
+            kept, dropped = self._fit(tops, leftover, tail, budget)
+            result = self._assemble(kept, leftover, tail)
         if (
             [m.get(NODE_FLAG) for m in result] == [m.get(NODE_FLAG) for m in messages]
             and len(result) == len(messages)
@@ -155,7 +177,56 @@ class LcmEngine(ContextEngine):
         if self._cost(result) >= self._cost(messages):
             return messages
         self.compression_count += 1
+        self.evicted.extend(dropped)
         return result
+
+    def assembly_budget(self, overhead: int = 0) -> int | None:
+        """The most rough tokens the assembled history may hold (None: no budget, no window known).
+
+        The host compacts again whenever the request reaches the threshold, so that is the budget
+        the host gives the engine (lossless-claw's assembler gets the runtime's token budget the
+        same way). ``overhead`` is what the request carries besides the history. One leaf chunk of
+        headroom (at most a quarter of the threshold) stays free so that the next compaction finds
+        a full chunk of raw backlog to summarize instead of only summaries to leave out: a long
+        session settles into one compaction per chunk of new conversation (``docs/lcm.md``).
+        """
+        caps: list[int] = []
+        if self.max_assembly_tokens is not None:
+            caps.append(self.max_assembly_tokens)
+        if self.threshold_tokens > 0:
+            headroom = min(self.leaf_chunk_tokens, self.threshold_tokens // 4)
+            caps.append(self.threshold_tokens - overhead - headroom)
+        return max(0, min(caps)) if caps else None
+
+    def _fit(
+        self, tops: list[str], leftover: list[dict[str, Any]], tail: list[dict[str, Any]], budget: int | None
+    ) -> tuple[list[str], list[str]]:
+        """(kept, left out): the uncondensed nodes that fit ``budget`` with the raw rows, in assembly
+        order, and the older ones left out.
+
+        Only summaries are evictable: the raw backlog is covered by no summary yet and the fresh
+        tail holds the newest user message, so both always stay (lossless-claw never drops the
+        fresh tail either). Assembly order is oldest first (deeper nodes cover older turns); the
+        newest nodes are kept while they fit and everything older than the first that does not fit
+        is left out, as lossless-claw's assembler fills its budget (``docs/lcm.md``).
+        """
+        ordered = self._ordered(tops)
+        if budget is None or not ordered:
+            return ordered, []
+        room = budget - self._cost(leftover) - self._cost(tail)
+        if self._cost(self._node_rows(ordered)) <= room:
+            return ordered, []
+        nodes = self.store.nodes
+        plain = [self._cost([self._node_message(nodes[t], first=False)]) for t in ordered]
+        start, spent = len(ordered), 0
+        while start > 0:
+            # The oldest kept row carries the usage note, so the candidate is priced as first.
+            first = self._cost([self._node_message(nodes[ordered[start - 1]], first=True)])
+            if spent + first > room:
+                break
+            spent += plain[start - 1]
+            start -= 1
+        return ordered[start:], ordered[:start]
 
     def _cost(self, rows: list[dict[str, Any]]) -> int:
         """The rough estimate of ``rows`` (the host's figure); the input rows of the running compress
@@ -309,12 +380,17 @@ class LcmEngine(ContextEngine):
             if not merged:
                 return tops
 
+    def _ordered(self, tops: list[str]) -> list[str]:
+        """Uncondensed nodes in assembly order: deepest first, then as they came."""
+        return sorted(tops, key=lambda t: (-self.store.nodes[t].depth, tops.index(t)))
+
+    def _node_rows(self, ordered: list[str]) -> list[dict[str, Any]]:
+        return [self._node_message(self.store.nodes[t], first=i == 0) for i, t in enumerate(ordered)]
+
     def _assemble(
-        self, tops: list[str], leftover: list[dict[str, Any]], tail: list[dict[str, Any]]
+        self, ordered: list[str], leftover: list[dict[str, Any]], tail: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        ordered = sorted(tops, key=lambda t: (-self.store.nodes[t].depth, tops.index(t)))
-        rows = [self._node_message(self.store.nodes[t], first=i == 0) for i, t in enumerate(ordered)]
-        return [*rows, *leftover, *[self._stub(m) for m in tail]]
+        return [*self._node_rows(ordered), *leftover, *tail]
 
     def _node_message(self, node: Node, *, first: bool) -> dict[str, Any]:
         lo, hi = node.turn_range
