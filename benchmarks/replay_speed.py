@@ -11,7 +11,8 @@ Without a PATH it uses the largest bundled dataset, ``datasets/coding-agent.json
 It then replays every real Claude Code session under ``$CONTEXTLAB_TRANSCRIPTS/claude-code`` (or
 ``../shared/transcripts``; ``--sessions DIR``, ``--no-sessions`` to skip) and a repetition of the worst
 one to about 2,000 requests (``--long N``), in CPU seconds, each with its ratio to its own floor
-(target: within 2x). CPU time is used there because the machine may be shared.
+(target: within 2x), then the subagent sidechains stored beside them. CPU time is used there because
+the machine may be shared.
 """
 
 from __future__ import annotations
@@ -236,7 +237,7 @@ def report_sessions(folder: Path, encoding: str, long_requests: int, repeat: int
         "sent floor: over each distinct text of the requests as sent (merged user rows, tool schemas, ids)"
     )
     header = ("session", "requests", "host s", "floor s", "ratio", "sent floor s", "ratio", "+probes s", "ratio")
-    widths = (10, 9, 8, 9, 7, 13, 7, 10, 7)
+    widths = (12, 9, 8, 9, 7, 13, 7, 10, 7)
     print("".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(header, widths, strict=True))))
     worst: tuple[float, Transcript] | None = None
     for path in paths:
@@ -251,6 +252,28 @@ def report_sessions(folder: Path, encoding: str, long_requests: int, repeat: int
     _print_row(
         f"{base.transcript_id[:4]}x{times}", session_row(repeat_transcript(base, times), encoding, repeat), widths
     )
+    report_sidechains(paths, encoding, repeat, widths)
+
+
+def report_sidechains(paths: list[Path], encoding: str, repeat: int, widths: tuple[int, ...]) -> None:
+    """The subagent sidechains Claude Code keeps beside each session (``<session>/subagents/``): real
+    sessions too, but of 3 to 13 requests, where the replay's fixed cost is most of the floor."""
+    sidechains = [(p, s) for p in paths for s in sorted((p.parent / p.stem / "subagents").glob("*.jsonl"))]
+    rows = [(f"{p.name[:4]}/{s.stem[-6:]}", t) for p, s in sidechains if (t := load_transcript(s)).n_requests >= 2]
+    if not rows:
+        return
+    from scaling import tokenize_distinct_once as floor_cpu
+
+    one = prefix(load_transcript(paths[0]), 1)
+    fixed = min(replay_cpu(one, encoding, probes=False) for _ in range(repeat)) - min(
+        floor_cpu(one, encoding) for _ in range(repeat)
+    )
+    print(
+        f"\nsubagent sidechains (2+ requests): a replay costs about {fixed * 1000:.1f} ms more than its floor "
+        "before its first request (setup, trace frame, summary: a one-request replay), most of these floors"
+    )
+    for name, transcript in rows:
+        _print_row(name, session_row(transcript, encoding, repeat), widths)
 
 
 def _print_row(name: str, row: dict[str, float], widths: tuple[int, ...]) -> None:

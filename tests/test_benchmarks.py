@@ -32,3 +32,32 @@ def test_benchmark_script_runs(script: str, args: list[str], expect: str) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert expect in done.stdout
+
+
+def test_replay_speed_reports_each_session_its_repetition_and_its_sidechains(
+    shared_transcripts: Path, tmp_path: Path
+) -> None:
+    """One real session (copied to a scratch folder with its subagent sidechains) gets a row, the
+    repetition of the worst one a row, and each sidechain of two or more requests a row."""
+    import shutil
+
+    session = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+    source = shared_transcripts / "claude-code"
+    shutil.copy(source / f"{session}.jsonl", tmp_path)
+    shutil.copytree(source / session, tmp_path / session)
+    script = str(REPO / "benchmarks" / "replay_speed.py")
+    args = ["datasets/coding-agent-short.jsonl.gz", "--repeat", "1", "--sessions", str(tmp_path), "--long", "400"]
+    done = subprocess.run(
+        [sys.executable, script, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("fa812bfe ") for line in lines)
+    assert any(line.startswith("fa81x3 ") for line in lines)  # 157 requests, repeated to about 400
+    assert "subagent sidechains" in done.stdout
+    assert sum(line.startswith("fa81/") for line in lines) == 2  # the two sidechains of 9 and 11 requests

@@ -3,10 +3,12 @@ loosely typed columns (floats with blanks, objects) give the same counts."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
-from contextlab.host.trace import COMPACTION_COLUMNS, host_loop_counts, prefix_broken, run_summary
+from contextlab.host.trace import COMPACTION_COLUMNS, build_frame, host_loop_counts, prefix_broken, run_summary
 
 BASE = {"transcript": "t", "engine": "e", "params": ""}
 
@@ -93,3 +95,26 @@ def test_an_empty_run_sums_to_zero() -> None:
     summary = run_summary(empty, _compactions().iloc[0:0], BASE, {})
     assert (summary.requests, summary.turns, summary.compactions, summary.prefix_breaks) == (0, 0, 0, 0)
     assert summary.prompt_tokens_total == 0 and summary.prompt_tokens_mean == 0.0
+
+
+def test_frames_built_by_column_are_the_frames_pandas_builds_by_row() -> None:
+    rows = [
+        {
+            "n": i,
+            "big": 2**70 if i == 2 else i,  # beyond int64: pandas decides
+            "share": 0.5 * i if i != 1 else math.nan,
+            "flag": i % 2 == 0,
+            "mixed": i if i % 2 else 1.5,
+            "label": None if i == 0 else f"row {i}",
+            "blank": None,
+            "extra": [i],
+        }
+        for i in range(4)
+    ]
+    built = build_frame(rows, ["n", "share"])
+    expected = pd.DataFrame(rows, columns=["n", "share", "big", "flag", "mixed", "label", "blank", "extra"])
+    pd.testing.assert_frame_equal(built, expected, check_exact=True)
+    assert list(built.dtypes) == list(expected.dtypes)
+    reordered = [rows[0], {key: rows[1][key] for key in reversed(rows[1])}]  # keys in another order
+    columns = ["n", "big", "share", "flag", "mixed", "label", "blank", "extra"]  # extras as first seen
+    pd.testing.assert_frame_equal(build_frame(reordered, ["n"]), pd.DataFrame(reordered, columns=columns))

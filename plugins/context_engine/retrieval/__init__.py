@@ -7,20 +7,28 @@ budget with the older safe groups that score best under BM25 (``bm25s``) for the
 previous selection is reused (and only extended by groups that age out of the recent block) until
 the query's term set changes (Jaccard < 0.5) or the budget is exceeded, so unchanged requests get
 an equal list. Depends on ``bm25s`` (the ``[retrieval]`` extra) and ``contextlab.engines.parts``.
+
+A request costs what changed since the previous one (``docs/performance.md``, ``retrieval``): the
+older groups are kept in a :class:`~.groups.GroupTable`, the BM25 index only gains the groups that
+aged out of the recent block, and a ranking scores the postings of the query's terms, orders the
+groups and fills the budget in numpy. The selections are the plain computation's (tested).
 """
 
 from __future__ import annotations
 
-from itertools import compress, repeat
-from operator import is_, not_, or_, sub
+from collections import Counter
+from itertools import compress
+from operator import not_, or_
 from typing import Any
 
 import bm25s  # noqa: F401  (imported here so a missing extra marks the plugin unavailable)
+import numpy as np
 from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
 
-from .ranking import BM25Index, query_terms, rank_groups, rank_indexed, tokenize
+from .groups import GroupTable
+from .ranking import BM25Index, greedy_fill, query_terms, rank_groups, rank_slots, tokenize
 
 
 class RetrievalEngine(ContextEngine):
@@ -61,21 +69,27 @@ class RetrievalEngine(ContextEngine):
         self.threshold_tokens = int(self.context_length * self.hard_cap_fraction)
         self.reselections = 0
         self._tokens = parts.TokenEstimator()
-        # Sticky state: the selected group keys (uid of each group's first row) and the query terms.
-        self._selected: frozenset[str] | None = None
-        self._terms: frozenset[str] = frozenset()
-        self._seen: frozenset[str] = frozenset()
-        self._token_cache: dict[tuple[str, int, int], list[str]] = {}
-        # Incremental state (docs/performance.md): the BM25 index of the older groups, and per-row
-        # state of the previous request (cumulative estimates, safe cuts, group keys and documents).
-        self._index = BM25Index()
-        self._ranked_docs: list[tuple[str, int, int]] = []  # the last ranking's documents (the index's keys)
+        self._terms: frozenset[str] = frozenset()  # the query terms of the last selection
+        # The term counts of each group's text (tokenized once; the counts, not the token lists, are
+        # kept: BM25 reads only term frequencies and lengths, and a long session holds millions of words).
+        self._token_cache: dict[tuple[str, int, int], Counter[str]] = {}
+        # Incremental state (docs/performance.md): per-row state of the previous request (cumulative
+        # estimates, safe cuts; ``_rows`` changes when the rows are not the ones seen before), the
+        # older groups (extended as the recent block moves on) and their documents, and the BM25
+        # index of the groups ranked last.
         self._last_rows: list[dict[str, Any]] = []
         self._cum: list[int] = [0]
         self._safe: list[bool] = []
-        self._keys_at: dict[int, str] = {}
-        self._docs_at: dict[tuple[int, int], tuple[str, int, int]] = {}
-        self._markers: dict[tuple[str, int], tuple[dict[str, Any], str]] = {}
+        self._rows = 0
+        self._groups = GroupTable()
+        self._docs: list[tuple[str, int, int]] = []  # the document key of each group (so far)
+        self._docs_epoch = -1
+        self._index = BM25Index()
+        self._ranked: tuple[int, int] | None = None  # (epoch, k): the index holds groups [0, k)
+        self._slots: Any = np.zeros(0, dtype=np.int64)  # the index slots of those groups
+        # The last selection: (group epoch, groups then, chosen group indices, their cost, group keys).
+        self._choice: tuple[int, int, set[int], int, list[str]] | None = None
+        self._markers: dict[tuple[str, int], tuple[dict[str, Any], dict[str, Any]]] = {}
         self._query_memo: dict[str, frozenset[str]] = {}
 
     @property
@@ -124,128 +138,120 @@ class RetrievalEngine(ContextEngine):
             return None
         head = parts.head_end(messages)
         recent = parts.safe_cut_at_or_before(messages, max(head, len(messages) - self.recent_messages))
-        # Safe cuts (rows that are not tool results) are known per row: parts.group_starts, in C.
-        starts = [head, *compress(range(head + 1, recent), self._safe[head + 1 : recent])] if recent > head else []
-        if not starts:
+        # The older groups, kept from the previous request: only the groups that aged out of the
+        # recent block since then run Python code (docs/performance.md).
+        groups = self._groups
+        groups.update(messages, cum, self._safe, head, recent, rows=self._rows, key_of=_group_key)
+        if not len(groups):
             return None
-        ends = [*starts[1:], recent]
-        bounds = list(zip(starts, ends, strict=True))
-        # Per-group values by C-level maps over per-row state kept since the previous request
-        # (docs/performance.md); only the groups that are new since then run Python code.
-        keys_at = self._keys_at
-        keys: list[str] = list(map(keys_at.get, starts))  # type: ignore[arg-type]
-        if None in keys:
-            for i in compress(range(len(keys)), map(is_, keys, repeat(None))):
-                keys[i] = keys_at.setdefault(starts[i], _group_key(messages, *bounds[i]))
-        group_costs = list(map(sub, map(cum.__getitem__, ends), map(cum.__getitem__, starts)))
         room = budget - cum[head] - (total - cum[recent])
         terms = query_terms(incoming_message, messages, self._query_memo)
-        chosen = self._sticky_choice(group_costs, keys, terms, room)
-        if chosen is None:
-            chosen = self._reselect(messages, bounds, keys, group_costs, terms, room)
+        found = self._sticky_choice(terms, room)
+        if found is None:
+            found = self._reselect(messages, terms, room)
+        chosen, cost = found
         self._terms = terms
-        self._selected = frozenset(keys[i] for i in chosen)
-        self._seen = frozenset(keys)
-        return self._emit(messages, head, recent, bounds, chosen)
+        self._choice = (groups.epoch, len(groups), chosen, cost, groups.keys)
+        return self._emit(messages, head, recent, chosen)
 
-    def _sticky_choice(
-        self,
-        group_costs: list[int],
-        keys: list[str],
-        terms: frozenset[str],
-        room: int,
-    ) -> set[int] | None:
+    def _sticky_choice(self, terms: frozenset[str], room: int) -> tuple[set[int], int] | None:
         """Reuse the previous selection plus the groups that just aged out of the recent block."""
-        if not self.sticky or self._selected is None or _jaccard(terms, self._terms) < self.jaccard_threshold:
+        if not self.sticky or self._choice is None or _jaccard(terms, self._terms) < self.jaccard_threshold:
             return None
-        previous, seen = self._selected, self._seen
-        # A group not among last request's older groups was in its recent block (the request
-        # included it), so keeping it keeps the request append-only.
-        keep = map(or_, map(previous.__contains__, keys), map(not_, map(seen.__contains__, keys)))
-        chosen = set(compress(range(len(keys)), keep))
-        cost = sum(map(group_costs.__getitem__, chosen))
-        return chosen if cost <= room else None
+        groups = self._groups
+        epoch, seen_count, previous_chosen, previous_cost, previous_keys = self._choice
+        n = len(groups)
+        if epoch == groups.epoch and groups.unique:
+            # The previous request's groups, in order, plus new ones, no two with one key: the groups
+            # kept are the ones chosen then and the new ones (what the key sets below give).
+            chosen = previous_chosen | set(range(seen_count, n))
+            cost = previous_cost + sum(groups.costs[seen_count:n])
+        else:
+            previous = frozenset(previous_keys[i] for i in previous_chosen)
+            seen = frozenset(previous_keys[:seen_count])
+            # A group not among last request's older groups was in its recent block (the request
+            # included it), so keeping it keeps the request append-only.
+            keys = groups.keys
+            keep = map(or_, map(previous.__contains__, keys), map(not_, map(seen.__contains__, keys)))
+            chosen = set(compress(range(n), keep))
+            cost = sum(map(groups.costs.__getitem__, chosen))
+        return (chosen, cost) if cost <= room else None
 
-    def _reselect(
-        self,
-        messages: list[dict[str, Any]],
-        bounds: list[tuple[int, int]],
-        keys: list[str],
-        group_costs: list[int],
-        terms: frozenset[str],
-        room: int,
-    ) -> set[int]:
+    def _reselect(self, messages: list[dict[str, Any]], terms: frozenset[str], room: int) -> tuple[set[int], int]:
+        """The groups in BM25 order that fit ``room`` less the headroom (greedily, in that order)."""
         self.reselections += 1
-        order = self._rank(messages, bounds, keys, sorted(terms))
-        chosen: set[int] = set()
-        spent = 0
-        fill = int(room * (1 - self.headroom))
-        for i in order:
-            cost = group_costs[i]
-            if spent + cost <= fill:
-                chosen.add(i)
-                spent += cost
-        return chosen
+        order = self._rank(messages, sorted(terms))
+        costs = self._groups.cost_array()
+        taken = greedy_fill(order, costs, int(room * (1 - self.headroom)))
+        return set(taken.tolist()), int(costs[taken].sum())
 
     def _sync(self, messages: list[dict[str, Any]]) -> list[int]:
-        """Per-row state for ``messages``: reused for the rows the previous request had (the very
-        same objects, as a host that extends its requests hands them), computed for the rest.
-        Returns the cumulative estimates."""
-        known = len(self._last_rows)
-        if not (known <= len(messages) and all(map(is_, self._last_rows, messages[:known]))):
+        """Per-row state for ``messages``: reused for the rows the previous request had, computed
+        for the rest. Returns the cumulative estimates.
+
+        The state is a function of the rows' content, so it carries over while the previous rows
+        come first again: the very same objects (what a host that extends its requests hands out:
+        the list comparison takes them by identity, at C speed) or equal copies.
+        """
+        last = self._last_rows
+        known = len(last)
+        if known <= len(messages) and messages[:known] == last:
+            last += messages[known:]
+        else:
             known = 0
-            self._cum, self._safe, self._keys_at, self._docs_at = [0], [], {}, {}
+            self._cum, self._safe = [0], []
+            self._rows += 1  # the group table starts over
+            self._last_rows = list(messages)
         cum = self._cum
         for m in messages[known:]:
             cum.append(cum[-1] + self._tokens.message(m))
             self._safe.append(m.get("role") != "tool")
-        self._last_rows = list(messages)
         return cum
 
-    def _rank(
-        self, messages: list[dict[str, Any]], bounds: list[tuple[int, int]], keys: list[str], terms: list[str]
-    ) -> list[int]:
-        """Group indices by BM25 score, from the incremental index kept in step with the groups."""
-        # Groups at bounds read before (same rows, see _sync) keep their document key.
-        docs_at = self._docs_at
-        docs: list[tuple[str, int, int]] = list(map(docs_at.get, bounds))  # type: ignore[arg-type]
-        if None in docs:
-            for i in compress(range(len(docs)), map(is_, docs, repeat(None))):
-                docs[i] = docs_at.setdefault(bounds[i], self._doc_key(messages, *bounds[i], keys[i]))
+    def _rank(self, messages: list[dict[str, Any]], terms: list[str]) -> Any:
+        """Group indices by BM25 score (an int64 array), from the index kept in step with the groups."""
+        groups = self._groups
+        n = len(groups)
+        if self._docs_epoch != groups.epoch:
+            self._docs, self._docs_epoch = [], groups.epoch
+        docs = self._docs
+        for i in range(len(docs), n):
+            docs.append(self._doc_key(messages, groups.starts[i], groups.ends[i], groups.keys[i]))
         index = self._index
-        ranked = self._ranked_docs
-        fresh = docs[len(ranked) :]
-        if (
-            ranked
-            and len(ranked) <= len(docs)
-            and docs[: len(ranked)] == ranked
-            and not any(map(index.__contains__, fresh))
-            and len(set(fresh)) == len(fresh)
-        ):
-            # The groups of the last ranking, in order, plus new ones (the common case): the index
-            # holds exactly the old ones, so nothing leaves and only the new groups are added.
-            for doc in fresh:
-                index.add(doc, self._token_cache[doc])
-            self._ranked_docs = docs
-            return rank_indexed(index, docs, terms)
-        self._ranked_docs = []
+        ranked = self._ranked
+        if ranked is not None and ranked[0] == groups.epoch and ranked[1] <= n:
+            fresh = docs[ranked[1] : n]
+            if not any(map(index.__contains__, fresh)) and len(set(fresh)) == len(fresh):
+                # The groups of the last ranking plus new ones (the common case): the index holds
+                # exactly the old ones, so nothing leaves and only the new groups are added.
+                for doc in fresh:
+                    index.add_counts(doc, self._token_cache[doc])
+                if fresh:
+                    added = np.fromiter(map(index.slot, fresh), dtype=np.int64, count=len(fresh))
+                    self._slots = np.concatenate((self._slots, added))
+                self._ranked = (groups.epoch, n)
+                return rank_slots(index, self._slots, terms)
+        self._ranked = None
         live = set(docs)
-        if len(live) != len(docs):  # two groups with one key: score them the plain way
-            return rank_groups([self._token_cache[d] for d in docs], terms)
+        if len(live) != n:  # two groups with one document key: score them the plain way
+            documents = [list(self._token_cache[d].elements()) for d in docs]  # BM25 ignores word order
+            return np.array(rank_groups(documents, terms), dtype=np.int64)
         indexed = index.keys()
         for gone in indexed - live:
             index.remove(gone)
-        for doc in live - indexed:  # groups that aged out of the recent block since the last ranking
-            index.add(doc, self._token_cache[doc])
-        self._ranked_docs = docs
-        return rank_indexed(index, docs, terms)
+        for doc in docs:  # groups that aged out of the recent block since the last ranking
+            if doc not in indexed:
+                index.add_counts(doc, self._token_cache[doc])
+        self._slots = np.fromiter(map(index.slot, docs), dtype=np.int64, count=n)
+        self._ranked = (groups.epoch, n)
+        return rank_slots(index, self._slots, terms)
 
     def _doc_key(self, messages: list[dict[str, Any]], start: int, end: int, key: str) -> tuple[str, int, int]:
         """The (group, text) key of one group; its terms are tokenized once and then reused."""
         text = " ".join(parts.content_text(m) for m in messages[start:end])
         cache_key = (key, len(text), hash(text))
         if cache_key not in self._token_cache:
-            self._token_cache[cache_key] = tokenize(text)
+            self._token_cache[cache_key] = Counter(tokenize(text))
         return cache_key
 
     def _emit(
@@ -253,45 +259,45 @@ class RetrievalEngine(ContextEngine):
         messages: list[dict[str, Any]],
         head: int,
         recent: int,
-        bounds: list[tuple[int, int]],
         chosen: set[int],
     ) -> list[dict[str, Any]]:
-        out = list(messages[:head])
+        out = messages[:head]
+        groups = self._groups
+        starts, ends = groups.starts, groups.ends
+        opens_with_user, closes_with_user = groups.opens_with_user, groups.closes_with_user
+        marker = self._marker
         # The chosen groups in order, a marker for each run of skipped groups between them: the
-        # work is per chosen group, not per group.
+        # work is per chosen group, not per group. A marker's neighbours are the row before it (the
+        # last row of the previous chosen group, or of the head) and the first row of the next group.
         done = 0  # groups before this index are emitted or counted in a marker
+        user_before = head > 0 and messages[head - 1].get("role") == "user"
         for i in sorted(chosen):
-            s, e = bounds[i]
+            s = starts[i]
             if i > done:
-                out.append(self._marker(i - done, out[-1] if out else None, messages[s]))
-            out.extend(messages[s:e])
+                out.append(marker(i - done, user_before or opens_with_user[i]))
+            out += messages[s : ends[i]]
             done = i + 1
-        gap = len(bounds) - done
+            user_before = closes_with_user[i]
+        gap = len(starts) - done
         if gap:
-            out.append(
-                self._marker(gap, out[-1] if out else None, messages[recent] if recent < len(messages) else None)
-            )
-        out.extend(messages[recent:])
+            after_user = recent < len(messages) and messages[recent].get("role") == "user"
+            out.append(marker(gap, user_before or after_user))
+        out += messages[recent:]
         return out
 
-    def _marker(self, count: int, before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
+    def _marker(self, count: int, near_user: bool) -> dict[str, Any]:
+        """The gap marker for ``count`` skipped groups; ``near_user``: a user message is next to it."""
         # A user-role marker next to a user message would be merged into it by the host's sanitizer,
         # changing that message's bytes whenever the count changes (a needless cache break).
-        near_user = (before is not None and before.get("role") == "user") or (
-            after is not None and after.get("role") == "user"
-        )
         role = "assistant" if near_user else "user"
         # One dict per distinct marker, reused while unchanged: a host can recognise it as already
-        # seen. Kept per (role, count) with its text, so a request builds no string for it.
+        # seen. Kept per (role, count) with a private copy to check it against (one C-level compare).
         found = self._markers.get((role, count))
-        if found is not None:
-            marker, content = found
-            # Still exactly {"role": role, "content": content} (compared without building that dict).
-            if len(marker) == 2 and marker.get("role") == role and marker.get("content") == content:
-                return marker
+        if found is not None and found[0] == found[1]:
+            return found[0]
         content = f"[… {count} earlier turn group{'s' if count != 1 else ''} omitted …]"
         marker = {"role": role, "content": content}
-        self._markers[(role, count)] = (marker, content)
+        self._markers[(role, count)] = (marker, dict(marker))
         return marker
 
 

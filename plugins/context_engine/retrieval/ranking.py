@@ -74,34 +74,86 @@ def rank_groups(documents: list[list[str]], terms: list[str]) -> list[int]:
 
 
 def score_order(scores: Any) -> list[int]:
-    """``sorted(range(n), key=lambda i: (-round(scores[i], 9), -i))`` in numpy, with the same result.
+    """``sorted(range(n), key=lambda i: (-round(scores[i], 9), -i))`` in numpy, with the same result."""
+    return order_by_score(np.asarray(scores, dtype=np.float64)).tolist()  # type: ignore[no-any-return]
+
+
+def order_by_score(values: Any, single: Any = None) -> Any:
+    """:func:`score_order` of a float64 array, as an int64 array.
 
     ``round(·, 9)`` is monotone, so it can only merge scores that are neighbours in the plain
     descending order and at most 1e-9 apart. The order is the plain one (ties: newer first), and
-    only the runs of neighbours that close are re-sorted with the exact Python key.
+    only the runs of neighbours that close are re-sorted with the exact Python key. ``single``:
+    the same scores as a float32 array, all >= 0 (BM25's), which lets the plain order come from
+    one sort of integers.
     """
-    values = np.asarray(scores, dtype=np.float64)
     n = len(values)
     if not n:
-        return []
-    newest_first = np.arange(n - 1, -1, -1)
-    # Stable sort of the newest-first indices by descending score: ties keep newer first.
-    order = newest_first[np.argsort(-values[newest_first], kind="stable")]
+        return np.zeros(0, dtype=np.int64)
+    if single is not None:
+        order = _plain_order_nonnegative(single)
+    else:
+        newest_first = np.arange(n - 1, -1, -1)
+        # Stable sort of the newest-first indices by descending score: ties keep newer first.
+        order = newest_first[np.argsort(-values[newest_first], kind="stable")]
     ranked = values[order]
     gaps = ranked[:-1] - ranked[1:]
-    result: list[int] = order.tolist()
     close = gaps <= 2e-9  # neighbours that may share a rounded value (equal ones do)
     merged = close & (gaps > 0)  # ... while the plain order tells them apart
     if not merged.any():
-        return result
+        return order
     # Maximal runs of close neighbours: pair j joins positions j and j + 1.
     edges = np.diff(np.concatenate(([0], close.astype(np.int8), [0])))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # pairs [start, end)
     counts = np.concatenate(([0], np.cumsum(merged)))
     for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
         if counts[hi] > counts[lo]:  # the run holds distinct scores: re-sort it with the exact key
-            result[lo : hi + 1] = sorted(result[lo : hi + 1], key=lambda i: (-round(float(values[i]), 9), -i))
-    return result
+            run = sorted(order[lo : hi + 1].tolist(), key=lambda i: (-round(float(values[i]), 9), -i))
+            order[lo : hi + 1] = run
+    return order
+
+
+def _plain_order_nonnegative(scores: Any) -> Any:
+    """Indices by descending score, ties newer (higher index) first, for float32 scores >= 0.
+
+    The bits of a non-negative float32, read as an integer, order as its value does; with the
+    index in the low 32 bits every key is distinct, so one plain sort of the keys gives the order
+    (an unstable sort is exact on distinct keys) and the low bits are the indices.
+    """
+    keys = scores.view(np.uint32).astype(np.int64) << 32
+    keys |= np.arange(len(scores), dtype=np.int64)
+    keys.sort()
+    return (keys[::-1] & 0xFFFFFFFF).astype(np.int64)
+
+
+def greedy_fill(order: Any, costs: Any, fill: int) -> Any:
+    """The indices that ``for i in order: if spent + costs[i] <= fill: take i`` takes, in order.
+
+    In numpy, a run at a time: the groups that fit the room left are taken while their running
+    sum fits; the first one that does not fit ends the run, and the next run looks only at the
+    groups after it that fit what is left (a group too big earlier is too big later: the room only
+    shrinks). Each run takes at least one group. Integer costs, so the sums are exact.
+    """
+    ordered = costs[order]
+    taken: list[Any] = []
+    remaining = int(fill)
+    position = 0
+    total = len(ordered)
+    while position < total:
+        candidates = np.flatnonzero(ordered[position:] <= remaining)
+        if not len(candidates):
+            break
+        candidates += position
+        sums = np.cumsum(ordered[candidates])
+        fits = int(np.searchsorted(sums, remaining, side="right"))  # >= 1: the first candidate fits
+        taken.append(candidates[:fits])
+        if fits == len(candidates):
+            break
+        remaining -= int(sums[fits - 1])
+        position = int(candidates[fits]) + 1
+    if not taken:
+        return order[:0]
+    return order[np.concatenate(taken)]
 
 
 class BM25Index:
@@ -109,11 +161,12 @@ class BM25Index:
 
     ``bm25s`` (Lucene variant, ``k1=1.5``, ``b=0.75``, float32 scores) has no way to add or drop a
     document, and rebuilding it for every request made ``retrieval`` quadratic. This index keeps term
-    counts per document and postings per term (with their arrays cached until the term's postings
-    change), so adding a turn group costs its own length and a query costs the postings of its terms
-    in numpy. The arithmetic follows ``bm25s`` operation by operation (float64 term-frequency part,
-    float32 idf and stored scores, float32 sums in query order), so the scores are identical
-    (``tests/plugins/test_retrieval_index.py`` compares them).
+    counts per document and postings per term (with their arrays kept in buffers extended as the
+    postings grow), so adding a turn group costs its own length and a query costs the postings of
+    its terms in numpy. The arithmetic follows ``bm25s`` operation by operation (float64
+    term-frequency part, float32 idf and stored scores, float32 sums in query order), so the scores
+    are identical (``tests/plugins/test_incremental_engines.py`` compares them). No query term is
+    skipped: Lucene's idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` is positive for every ``df <= N``.
     """
 
     K1 = 1.5
@@ -124,9 +177,9 @@ class BM25Index:
         self._slot_counts: list[Counter[str]] = []  # per slot (ever given): its document's term counts
         self._slot_lengths: list[int] = []  # per slot: its document's length
         # Per term: the slots of its documents in the order they arrived (its postings), and their
-        # (slots, tf, lengths) as arrays, extended as documents arrive and dropped on a removal.
+        # (slots, tf, B * lengths) as arrays, extended as documents arrive and dropped on a removal.
         self._term_slots: dict[str, list[int]] = {}
-        self._arrays: dict[str, tuple[int, Any, Any, Any]] = {}
+        self._arrays: dict[str, tuple[int, Any, Any, Any]] = {}  # term -> (count, buffers)
         self._total_length = 0
         self._next_slot = 0
         self._slot_cache: tuple[list[Any] | None, Any] = (None, None)  # keys of the last query, their slots
@@ -142,10 +195,15 @@ class BM25Index:
 
     def add(self, key: Any, tokens: list[str]) -> None:
         """Index one document (an empty one counts as the single empty token, as in ``bm25s``)."""
+        self.add_counts(key, Counter(tokens))
+
+    def add_counts(self, key: Any, counts: Counter[str]) -> None:
+        """:meth:`add` of a document given by its term counts (kept, not copied: do not change it)."""
         if key in self._docs:
             return
-        counts = Counter(tokens or [""])
-        length = len(tokens) or 1
+        length = counts.total()
+        if not length:
+            counts, length = Counter([""]), 1
         slot = self._next_slot
         self._docs[key] = (counts, length, slot)
         self._slot_counts.append(counts)
@@ -173,30 +231,54 @@ class BM25Index:
                 del self._term_slots[term]
 
     def _term_arrays(self, term: str) -> tuple[Any, Any, Any]:
+        """A term's postings as arrays: slots, term frequencies (float32) and ``B * length``
+        (float64, the same product the score formula takes, so computing it once is exact)."""
         slots = self._term_slots[term]
+        n = len(slots)
         found = self._arrays.get(term)
-        if found is None or found[0] != len(slots):
+        done = found[0] if found is not None and found[0] <= n else 0
+        if found is None or done != n:
             # Documents only arrive at the end of a postings list (a removal drops the arrays):
-            # convert the new tail and append it in C, instead of converting the whole list again.
-            done = found[0] if found is not None and found[0] < len(slots) else 0
+            # the new tail is converted and written into buffers that grow by doubling, so a common
+            # term costs its new postings, not a copy of all of them per query.
             fresh = slots[done:]
             slot_counts = self._slot_counts
-            new_slots = np.array(fresh, dtype=np.int64)
             new_tf = np.array([slot_counts[s][term] for s in fresh], dtype=np.float32)
-            new_lengths = np.array(list(map(self._slot_lengths.__getitem__, fresh)), dtype=np.int64)
-            if done and found is not None:
-                new_slots = np.concatenate((found[1], new_slots))
-                new_tf = np.concatenate((found[2], new_tf))
-                new_lengths = np.concatenate((found[3], new_lengths))
-            found = (len(slots), new_slots, new_tf, new_lengths)
+            new_lengths = self.B * np.array(list(map(self._slot_lengths.__getitem__, fresh)), dtype=np.int64)
+            buffers: tuple[Any, Any, Any]
+            if found is None or not done or n > len(found[1]):
+                capacity = n if found is None or not done else 2 * n
+                buffers = (
+                    np.empty(capacity, dtype=np.int64),
+                    np.empty(capacity, dtype=np.float32),
+                    np.empty(capacity, dtype=np.float64),
+                )
+                if found is not None and done:
+                    for new, old in zip(buffers, found[1:], strict=True):
+                        new[:done] = old[:done]
+            else:
+                buffers = (found[1], found[2], found[3])
+            buffers[0][done:n] = fresh
+            buffers[1][done:n] = new_tf
+            buffers[2][done:n] = new_lengths
+            found = (n, *buffers)
             self._arrays[term] = found
-        return found[1], found[2], found[3]
+        return found[1][:n], found[2][:n], found[3][:n]
+
+    def slot(self, key: Any) -> int:
+        """The slot of an indexed document (kept until it is removed)."""
+        return self._docs[key][2]
 
     def scores(self, keys: list[Any], terms: list[str]) -> list[float]:
         """BM25 scores of the documents ``keys`` (exactly the indexed set) for the query ``terms``."""
-        n_docs = len(keys)
-        if not n_docs:
+        if not keys:
             return []
+        return self.slot_scores(self.slots(keys), terms).astype(np.float64).tolist()  # type: ignore[no-any-return]
+
+    def slot_scores(self, slots: Any, terms: list[str]) -> Any:
+        """:meth:`scores` of the documents in ``slots`` (an int64 array naming exactly the indexed
+        set), as a float32 array."""
+        n_docs = len(slots)
         by_slot = np.zeros(self._next_slot, dtype=np.float32)
         average = np.float64(self._total_length) / n_docs  # numpy's mean of the integer lengths
         idfs: list[Any] = []
@@ -211,11 +293,18 @@ class BM25Index:
             # All terms at once, element by element the same operations as one term at a time
             # (float64 term part, float32 idf and contributions); ``add.at`` adds the contributions
             # in query order in float32, as the per-term ``+=`` did.
-            slots, tf, lengths = (np.concatenate(c) for c in zip(*columns, strict=True))
+            # ``tf / (K1 * ((1 - B) + B * length / average) + tf) * idf``, in place on the fresh
+            # concatenated array: the same IEEE operations (+ and * commute exactly), no temporaries.
+            posted, tf, part = (np.concatenate(c) for c in zip(*columns, strict=True))
             idf = np.repeat(np.array(idfs, dtype=np.float32), [len(c[0]) for c in columns])
-            tfc = tf / (self.K1 * ((1 - self.B) + self.B * lengths / average) + tf)
-            np.add.at(by_slot, slots, (idf * tfc).astype(np.float32))
-        return by_slot[self.slots(keys)].tolist()  # type: ignore[no-any-return]
+            np.divide(part, average, out=part)
+            part += 1 - self.B
+            part *= self.K1
+            part += tf
+            np.divide(tf, part, out=part)
+            part *= idf
+            np.add.at(by_slot, posted, part.astype(np.float32))
+        return by_slot[slots]
 
     def slots(self, keys: list[Any]) -> Any:
         """The slots of ``keys`` as an array; a list of keys that extends the previous one (the
@@ -236,6 +325,14 @@ def rank_indexed(index: BM25Index, keys: list[Any], terms: list[str]) -> list[in
     """:func:`rank_groups` over documents already in ``index`` (same order, same ties)."""
     if not keys:
         return []
+    return rank_slots(index, index.slots(keys), terms).tolist()  # type: ignore[no-any-return]
+
+
+def rank_slots(index: BM25Index, slots: Any, terms: list[str]) -> Any:
+    """:func:`rank_indexed` of the documents in ``slots`` (exactly the indexed set), as an array."""
+    if not len(slots):
+        return np.zeros(0, dtype=np.int64)
     if not terms:
-        return list(range(len(keys) - 1, -1, -1))  # all scores zero: newest first
-    return score_order(index.scores(keys, terms))
+        return np.arange(len(slots) - 1, -1, -1)  # all scores zero: newest first
+    scores = index.slot_scores(slots, terms)
+    return order_by_score(scores.astype(np.float64), single=scores)

@@ -1,0 +1,191 @@
+"""retrieval kept incremental: every request's selection equals a plain from-scratch computation.
+
+The oracle below is the engine's rule written out directly (bm25s built from scratch, a Python
+greedy fill, markers from each gap's neighbours), so a shortcut in the engine that changes any
+selection (the group table, the index kept between requests, the numpy order and fill, the sticky
+reuse, the gap markers) fails here.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import random
+from typing import Any
+
+import numpy as np
+from engine_helpers import load, tool_session
+
+from contextlab.engines import parts
+from contextlab.engines.parts import TokenEstimator
+
+BUDGET = 6_000
+
+
+def _module(name: str) -> Any:
+    engine = load("retrieval")
+    return importlib.import_module(type(engine).__module__ + name)
+
+
+def plain_selection(messages: list[dict[str, Any]], incoming: dict[str, Any], recent_messages: int = 6) -> Any:
+    """The engine's selection with ``sticky=False`` (headroom 0), computed from scratch."""
+    ranking = _module(".ranking")
+    estimator = TokenEstimator()
+    budget = int(BUDGET * 0.5)
+    costs_of_rows = [estimator.message(m) for m in messages]
+    if budget <= 0 or sum(costs_of_rows) <= budget:
+        return None
+    head = parts.head_end(messages)
+    recent = parts.safe_cut_at_or_before(messages, max(head, len(messages) - recent_messages))
+    if recent <= head:
+        return None
+    starts = [head, *(i for i in range(head + 1, recent) if messages[i].get("role") != "tool")]
+    bounds = list(zip(starts, [*starts[1:], recent], strict=True))
+    costs = [sum(costs_of_rows[s:e]) for s, e in bounds]
+    room = budget - sum(costs_of_rows[:head]) - sum(costs_of_rows[recent:])
+    terms = ranking.query_terms(incoming, messages)
+    documents = [ranking.tokenize(" ".join(parts.content_text(m) for m in messages[s:e])) for s, e in bounds]
+    chosen, spent = set(), 0
+    for i in ranking.rank_groups(documents, sorted(terms)):
+        if spent + costs[i] <= room:
+            chosen.add(i)
+            spent += costs[i]
+    out = list(messages[:head])
+
+    def marker(count: int, after: dict[str, Any] | None) -> dict[str, Any]:
+        before_user = bool(out) and out[-1].get("role") == "user"
+        near_user = before_user or (after is not None and after.get("role") == "user")
+        text = f"[… {count} earlier turn group{'s' if count != 1 else ''} omitted …]"
+        return {"role": "assistant" if near_user else "user", "content": text}
+
+    skipped = 0
+    for i, (s, e) in enumerate(bounds):
+        if i not in chosen:
+            skipped += 1
+            continue
+        if skipped:
+            out.append(marker(skipped, messages[s]))
+        out.extend(messages[s:e])
+        skipped = 0
+    if skipped:
+        out.append(marker(skipped, messages[recent] if recent < len(messages) else None))
+    return out + messages[recent:]
+
+
+def session(seed: int, n_calls: int = 70) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    messages = tool_session(n_calls, lines=8, users=6)
+    words = ["kangaroo", "parser", "migration", "config", "cache", "token", "budget", "wombat"]
+    for m in messages:
+        if rng.random() < 0.4:
+            m["content"] += " " + " ".join(rng.choices(words, k=rng.randint(1, 6)))
+    return messages
+
+
+def test_each_request_of_a_growing_session_equals_the_plain_selection() -> None:
+    for seed in range(3):
+        messages = session(seed)
+        engine = load("retrieval", context_length=BUDGET, recent_messages=6, sticky=False)
+        rng = random.Random(seed)
+        for end in range(10, len(messages) + 1):
+            incoming = {"role": "user", "content": " ".join(rng.choices(["kangaroo", "cache", "file", "wombat"], k=2))}
+            expected = plain_selection(messages[:end], incoming)
+            found = engine.select_context(messages[:end], incoming_message=incoming, budget_tokens=BUDGET)
+            assert found == expected, (seed, end)
+            if found is not None:  # history rows come back as the very objects handed in
+                assert all(any(r is m for m in messages) for r in found if "message_uid" in r)
+
+
+def test_fresh_copies_and_shrinking_requests_give_the_same_selections() -> None:
+    """Another host hands equal copies (state reused by content), and a compaction shortens the
+    request (state rebuilt): the selections are the plain ones, built from the rows handed in."""
+    messages = session(11)
+    engine = load("retrieval", context_length=BUDGET, recent_messages=6, sticky=False)
+    incoming = {"role": "user", "content": "kangaroo cache"}
+    for end in [*range(20, 60, 3), 25, *range(26, 50, 4)]:
+        request = copy.deepcopy(messages[:end])
+        found = engine.select_context(request, incoming_message=incoming, budget_tokens=BUDGET)
+        assert found == plain_selection(messages[:end], incoming)
+        if found is not None:
+            assert all(any(r is m for m in request) for r in found if "message_uid" in r)
+
+
+def test_sticky_reuse_equals_the_key_based_rule_and_tolerates_shared_keys() -> None:
+    """The sticky choice from group indices (same groups plus new ones) equals the rule by group
+    keys, which an engine whose group table starts over on every request takes; groups that share
+    a key (a repeated uid), or their whole document (uid and text), make the engine use the key
+    rule and the plain ranking too."""
+    for shared_keys in (False, "keys", "documents"):
+        messages = session(5)
+        first = next(i for i, m in enumerate(messages) if m.get("role") == "assistant")
+        for i in range(12, len(messages), 9) if shared_keys else ():
+            if messages[i].get("role") == "assistant":
+                messages[i]["message_uid"] = messages[first]["message_uid"]
+                if shared_keys == "documents":  # the same text too: one document key for two groups
+                    messages[i]["content"] = messages[first]["content"]
+                    messages[i + 1]["content"] = messages[first + 1]["content"]
+        kept = load("retrieval", context_length=BUDGET, recent_messages=6)
+        restarted = load("retrieval", context_length=BUDGET, recent_messages=6)
+        for end in range(10, len(messages) + 1):
+            incoming = {"role": "user", "content": "kangaroo migration" if end % 11 else "wombat token budget"}
+            restarted._rows += 1  # type: ignore[attr-defined]  # forget the group table (a new epoch)
+            a = kept.select_context(messages[:end], incoming_message=incoming, budget_tokens=BUDGET)
+            b = restarted.select_context(messages[:end], incoming_message=incoming, budget_tokens=BUDGET)
+            assert a == b, (shared_keys, end)
+        assert kept.reselections == restarted.reselections
+        assert 1 < kept.reselections < len(messages) - 10  # both paths were taken
+
+
+def test_group_table_extends_to_what_a_fresh_table_builds() -> None:
+    groups_module = _module(".groups")
+    messages = tool_session(30, users=5)
+    estimator = TokenEstimator()
+    cum = [0]
+    for m in messages:
+        cum.append(cum[-1] + estimator.message(m))
+    safe = [m.get("role") != "tool" for m in messages]
+
+    def key_of(rows: list[dict[str, Any]], start: int, end: int) -> str:
+        return f"{start}:{end}"
+
+    table = groups_module.GroupTable()
+    head = parts.head_end(messages)
+    epochs = set()
+    for recent in [head, head, 9, 9, 15, 15, 16, 40, 41, 44, 12, 30, len(messages)]:
+        recent = max(head, parts.safe_cut_at_or_before(messages, recent)) if recent < len(messages) else recent
+        table.update(messages, cum, safe, head, recent, rows=0, key_of=key_of)
+        fresh = groups_module.GroupTable()
+        fresh.update(messages, cum, safe, head, recent, rows=0, key_of=key_of)
+        for field in ("starts", "ends", "keys", "costs", "opens_with_user", "closes_with_user"):
+            assert getattr(table, field) == getattr(fresh, field), (recent, field)
+        assert table.cost_array().tolist() == table.costs
+        epochs.add(table.epoch)
+    assert len(epochs) == 2  # one rebuild: the recent block moved back (12 after 44)
+
+
+def test_greedy_fill_equals_the_python_loop() -> None:
+    ranking = _module(".ranking")
+    rng = random.Random(9)
+    for _ in range(500):
+        n = rng.randint(0, 40)
+        costs = np.array([rng.choice([0, 1, 2, 3, 5, 8, 40, 100, 1000]) for _ in range(n)], dtype=np.int64)
+        order = np.array(rng.sample(range(n), n), dtype=np.int64)
+        fill = rng.choice([-5, 0, 1, 7, 50, 120, 400, 5000])
+        expected, spent = [], 0
+        for i in order.tolist():
+            if spent + int(costs[i]) <= fill:
+                expected.append(i)
+                spent += int(costs[i])
+        assert ranking.greedy_fill(order, costs, fill).tolist() == expected
+
+
+def test_order_of_float32_scores_equals_the_rounded_python_sort() -> None:
+    ranking = _module(".ranking")
+    rng = random.Random(4)
+    for _ in range(300):
+        n = rng.randint(0, 50)
+        pool = [0.0, 1e-10, 5e-10, 1.0, 1.0 + 2**-23, 2.5, 7.25, 3e-9, rng.random() * 20]
+        single = np.array([rng.choice(pool) for _ in range(n)], dtype=np.float32)
+        values = single.astype(np.float64)
+        expected = sorted(range(n), key=lambda i: (-round(float(values[i]), 9), -i))
+        assert ranking.order_by_score(values, single=single).tolist() == expected
