@@ -19,6 +19,11 @@ REPO = Path(__file__).resolve().parent.parent
             ["datasets/coding-agent-short.jsonl.gz", "--repeat", "1", "--no-sessions"],
             "tokenize-once s",
         ),
+        (
+            "probe_overhead.py",
+            ["--repeat", "1", "--times", "1", "--engines", "passthrough"],
+            "coding-agent-x1",
+        ),
     ],
 )
 def test_benchmark_script_runs(script: str, args: list[str], expect: str) -> None:
