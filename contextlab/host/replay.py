@@ -28,7 +28,14 @@ from contextlab.host.micro_turn import completed_with_reply, micro_pass
 from contextlab.host.observers import RequestObserver, RequestView
 from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
-from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, ReplayResult, build_frame, summarize
+from contextlab.host.trace import (
+    COMPACTION_COLUMNS,
+    TRACE_COLUMNS,
+    ReplayResult,
+    build_frame,
+    frame_and_arrays,
+    summarize,
+)
 from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.host.usage_model import reported_prompt_tokens
 from contextlab.host.validity import row_problem
@@ -146,7 +153,7 @@ class ReplayHost:
                 status, error = "failed", str(failure)
             finally:
                 self.runner.close()
-        trace = build_frame(self.rows, TRACE_COLUMNS)
+        trace, arrays = frame_and_arrays(self.rows, TRACE_COLUMNS)
         compactions = build_frame(self.compaction_rows, COMPACTION_COLUMNS)
         extra: dict[str, Any] = {}
         for observer in self.observers:
@@ -161,7 +168,7 @@ class ReplayHost:
             "status": status,
             "error": error,
         }
-        summary = summarize(trace, compactions, base, extra)
+        summary = summarize(trace, compactions, base, extra, arrays)
         result = ReplayResult(trace, compactions, summary, status, error, self.warnings, self.engine)
         for observer in self.observers:
             finish = getattr(observer, "finish", None)

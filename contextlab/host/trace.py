@@ -69,10 +69,16 @@ class ReplayResult:
 
 def build_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     """A frame with ``columns`` first (in order) and any extra observer columns after them."""
+    return frame_and_arrays(rows, columns)[0]
+
+
+def frame_and_arrays(rows: list[dict[str, Any]], columns: list[str]) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    """:func:`build_frame`, and the numpy columns it was built from when it was built by column (the
+    run summary reads those instead of taking each column back out of the frame)."""
     if not rows:
         # Most runs record no compaction: a copy of one empty frame per column set costs 1% of
         # building it (0.6 ms, 2% of a short session's tokenization).
-        return _empty_frame(tuple(columns)).copy(deep=True)
+        return _empty_frame(tuple(columns)).copy(deep=True), None
     known = set(columns)
     extra: list[str] = []
     for row in rows:
@@ -85,8 +91,8 @@ def build_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     index = _column_index(tuple(columns + extra))
     typed = _typed_columns(rows)
     if typed is not None:
-        return pd.DataFrame(typed, columns=index)
-    return pd.DataFrame(rows, columns=index)
+        return pd.DataFrame(typed, columns=index), typed
+    return pd.DataFrame(rows, columns=index), None
 
 
 @functools.lru_cache(maxsize=64)
@@ -124,19 +130,28 @@ def _empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
 
 
 def summarize(
-    trace: pd.DataFrame, compactions: pd.DataFrame, base: dict[str, Any], extra: dict[str, Any]
+    trace: pd.DataFrame,
+    compactions: pd.DataFrame,
+    base: dict[str, Any],
+    extra: dict[str, Any],
+    arrays: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The run summary as a dict (:meth:`RunSummary.as_dict`). ``base`` holds the run's labels and setup
-    (:class:`RunSummary` fields), ``extra`` the observers' keys; counts are ints, shares floats in [0, 1]."""
-    return run_summary(trace, compactions, base, extra).as_dict()
+    (:class:`RunSummary` fields), ``extra`` the observers' keys; counts are ints, shares floats in [0, 1].
+    ``arrays``: the trace's numpy columns, when :func:`frame_and_arrays` built it from them."""
+    return run_summary(trace, compactions, base, extra, arrays).as_dict()
 
 
 def run_summary(
-    trace: pd.DataFrame, compactions: pd.DataFrame, base: dict[str, Any], extra: dict[str, Any]
+    trace: pd.DataFrame,
+    compactions: pd.DataFrame,
+    base: dict[str, Any],
+    extra: dict[str, Any],
+    arrays: dict[str, Any] | None = None,
 ) -> RunSummary:
     """The run summary computed from the trace and compaction frames (see :func:`summarize`)."""
     n = len(trace)
-    columns = _Columns(trace)
+    columns = _Columns(trace, arrays)
     committed_compactions = attempts = prunes = 0
     if len(compactions):
         committed = compactions["outcome"].to_numpy() == "committed"
@@ -177,10 +192,13 @@ class _Columns:
     """A trace's columns as numpy arrays, each fetched once. The summary reads some columns three
     times, and one pandas operation per reading cost more than the arithmetic (3 ms of a 70 ms replay)."""
 
-    def __init__(self, trace: pd.DataFrame) -> None:
+    def __init__(self, trace: pd.DataFrame, arrays: dict[str, Any] | None = None) -> None:
         self.trace = trace
         self.rows = len(trace)
-        self._arrays: dict[str, np.ndarray] = {}
+        # The numpy columns the frame was built from are the frame's own values: taken as they are.
+        self._arrays: dict[str, np.ndarray] = (
+            {k: v for k, v in arrays.items() if isinstance(v, np.ndarray)} if arrays else {}
+        )
 
     def __contains__(self, column: str) -> bool:
         return column in self.trace.columns

@@ -118,3 +118,21 @@ def test_frames_built_by_column_are_the_frames_pandas_builds_by_row() -> None:
     reordered = [rows[0], {key: rows[1][key] for key in reversed(rows[1])}]  # keys in another order
     columns = ["n", "big", "share", "flag", "mixed", "label", "blank", "extra"]  # extras as first seen
     pd.testing.assert_frame_equal(build_frame(reordered, ["n"]), pd.DataFrame(reordered, columns=columns))
+
+
+def test_the_summary_from_the_arrays_a_frame_was_built_from_is_the_summary_from_the_frame() -> None:
+    from pathlib import Path
+
+    from contextlab import replay
+    from contextlab.host.trace import TRACE_COLUMNS, frame_and_arrays, summarize
+
+    datasets = Path(__file__).resolve().parents[2] / "datasets"
+    result = replay(datasets / "coding-agent-short.jsonl.gz", "compressor", context_length=16_000)
+    assert len(result.compactions)
+    trace, arrays = frame_and_arrays(result.trace.to_dict("records"), TRACE_COLUMNS)
+    assert arrays is not None and isinstance(arrays["prompt_tokens"], np.ndarray)
+    base = {key: result.summary[key] for key in ("transcript", "engine", "params")}
+    with_arrays = summarize(trace, result.compactions, base, {}, arrays)
+    assert with_arrays == summarize(trace, result.compactions, base, {})
+    assert with_arrays["prompt_tokens_total"] == result.summary["prompt_tokens_total"]
+    assert with_arrays["prefix_breaks"] == result.summary["prefix_breaks"]
