@@ -24,7 +24,7 @@ import re
 import struct
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -306,6 +306,15 @@ class ExactCounter:
         self._message_memo: dict[Any, int] = {}
         self._tools_memo: dict[Any, int] = {}
         self._tools_last: tuple[list[dict[str, Any]], int, int] | None = None
+
+    def seed(self, counts: Mapping[str, int]) -> None:
+        """Take token counts of texts tokenized elsewhere with this encoding (a sweep's parent process
+        counts the transcripts' texts once, so its workers do not each count them again)."""
+        self._text_memo.update(counts)
+
+    def text_counts(self) -> dict[str, int]:
+        """The token count of every text counted so far (what :meth:`seed` takes)."""
+        return dict(self._text_memo)
 
     def text(self, text: str) -> int:
         """Tokens in ``text`` (special tokens counted as ordinary text)."""

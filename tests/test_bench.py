@@ -289,3 +289,46 @@ def test_each_runs_measurement_frames_are_written_with_a_schema_and_resumed(tran
     assert resumed.reused == len(transcripts) * len(engines)
     for name in measure_frames:
         pd.testing.assert_frame_equal(resumed.frames[name], first.frames[name])
+
+
+class _CountingEncoding:
+    """Stands in for the tokenizer and records what it is asked to encode."""
+
+    def __init__(self, encoding: object) -> None:
+        self.encoding = encoding
+        self.texts: list[str] = []
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.texts.append(text)
+        return self.encoding.encode_ordinary(text)  # type: ignore[attr-defined, no-any-return]
+
+
+def test_workers_get_the_transcripts_token_counts_and_do_not_count_them_again() -> None:
+    from pathlib import Path
+
+    from contextlab import HostSettings, load_transcript, replay
+    from contextlab.bench import transcript_token_counts
+    from contextlab.bench.cells import Shared
+    from contextlab.tokens import load_encoding
+
+    transcript = load_transcript(Path(__file__).resolve().parent.parent / "datasets" / "support-agent.jsonl.gz")
+    counts = transcript_token_counts(Shared([transcript], [], HostSettings(), {}, []))
+    encoding = load_encoding("cl100k_base")
+    assert counts and all(len(encoding.encode_ordinary(text)) == n for text, n in counts.items())
+
+    def encoded(seed: dict[str, int]) -> tuple[list[str], pd.DataFrame]:
+        counter = ExactCounter()
+        counter.seed(seed)
+        spy = _CountingEncoding(counter._encoding)
+        counter._encoding = spy
+        result = replay(transcript, "compressor", context_length=32_000, counter=counter, probes=False)
+        return spy.texts, result.trace
+
+    cold_texts, cold_trace = encoded({})
+    seeded_texts, seeded_trace = encoded(counts)
+    # Only what the transcript does not hold is left to count (summaries, merged rows); same trace.
+    assert len(seeded_texts) < len(cold_texts) / 5 and not set(seeded_texts) & set(counts)
+    pd.testing.assert_frame_equal(
+        seeded_trace.drop(columns=list(TIMING_COLUMNS & set(seeded_trace.columns))),
+        cold_trace.drop(columns=list(TIMING_COLUMNS & set(cold_trace.columns))),
+    )

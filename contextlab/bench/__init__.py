@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from contextlab.errors import ConfigError
 from contextlab.host.observers import RequestObserver
 from contextlab.host.settings import HostSettings
 from contextlab.host.trace import COMPACTION_COLUMNS, TRACE_COLUMNS, build_frame
+from contextlab.messages import wire_message
 from contextlab.tokens import ExactCounter
 from contextlab.transcripts import Transcript
 
@@ -239,7 +240,6 @@ def _execute(
         finally:
             clear_shared()
         return
-    blob = _serialize(shared)
     # Largest cells first, so one big transcript does not start last and leave the other workers idle.
     scheduled = sorted(todo, key=lambda job: (-job.weight, job.index))
 
@@ -249,11 +249,37 @@ def _execute(
     if executor == "dask":
         from contextlab.bench.dask import run_dask
 
-        run_dask(blob, scheduled, workers, scheduler, done, lost)
+        run_dask(_worker_inputs(shared), scheduled, workers, scheduler, done, lost)
         return
     from contextlab.bench.pool import LocalPool
 
-    LocalPool(blob, min(workers, len(todo)), run_timeout).run(scheduled, done, lost)
+    pool = LocalPool(None, min(workers, len(todo)), run_timeout)
+    pool.start()  # the workers import the library while this process prepares their inputs
+    try:
+        pool.provide(_worker_inputs(shared))
+    except BaseException:
+        pool.close()
+        raise
+    pool.run(scheduled, done, lost)
+
+
+def _worker_inputs(shared: Shared) -> bytes:
+    """The blob every worker loads once. Each worker would count the transcripts' texts again; this
+    process counts them once for all (``Shared.token_counts``)."""
+    return _serialize(replace(shared, token_counts=transcript_token_counts(shared)))
+
+
+def transcript_token_counts(shared: Shared) -> dict[str, int]:
+    """Token counts of every text the host counts for the transcripts' own rows (their wire forms), the
+    system prompts and the tool schemas, in the sweep's encoding."""
+    counter = ExactCounter(shared.settings.encoding)
+    for transcript in shared.transcripts:
+        if transcript.system_prompt:
+            counter.count_message(wire_message({"role": "system", "content": transcript.system_prompt}))
+        for message in transcript.messages:
+            counter.count_message(wire_message(message))
+        counter.tools(transcript.tools)
+    return counter.text_counts()
 
 
 def _serialize(shared: Shared) -> bytes:

@@ -52,6 +52,9 @@ class Shared:
     params: dict[str, Any]
     observers: list[RequestObserver]
     host_fields: frozenset[str] = field(default_factory=frozenset)
+    token_counts: dict[str, int] = field(default_factory=dict)
+    """Token counts (``settings.encoding``) of the transcripts' wire texts, counted once by the parent
+    so that each worker does not count them again (``ExactCounter.seed``)."""
 
 
 @dataclass
@@ -73,7 +76,10 @@ _PROCESS: dict[str, Any] = {}
 def install_shared(shared: Shared, counter: ExactCounter | None = None) -> None:
     """Make ``shared`` the inputs of every :func:`run_cell` call in this process."""
     _PROCESS["shared"] = shared
-    _PROCESS["counter"] = counter or ExactCounter(shared.settings.encoding)
+    if counter is None:
+        counter = ExactCounter(shared.settings.encoding)
+        counter.seed(shared.token_counts)
+    _PROCESS["counter"] = counter
 
 
 def clear_shared() -> None:
