@@ -27,6 +27,8 @@ import threading
 import time
 from typing import Any
 
+from forked import in_fork
+
 from contextlab import load_dataset
 from contextlab.api import replay
 from contextlab.engines.compressor.budgets import _text_tokens as text_tokens_memo
@@ -68,34 +70,22 @@ def cpu(transcript: Transcript, engine: str, probes: bool, run: dict[str, Any]) 
 
 
 def child_cpu(transcript: Transcript, engine: str, probes: bool, run: dict[str, Any], cold: bool) -> float:
-    """CPU seconds of one replay in a child forked from this process's current state, read back over
-    a pipe. ``cold``: the child first forgets the transcript's targets and the process-wide content
-    memos. The parent's objects are frozen in the child, so its full collections scan only the
-    replay's own objects (as ``benchmarks/scale.py`` does)."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(read_end)
-        status = 0
-        try:
-            if cold:
-                forget(transcript)
-                forget_process_memos()
-            gc.collect()
-            gc.freeze()
-            report = repr(cpu(transcript, engine, probes, run))
-        except BaseException as error:  # reported by the parent
-            report = f"error: {type(error).__name__}: {error}"
-            status = 1
-        with os.fdopen(write_end, "w") as handle:
-            handle.write(report)
-        os._exit(status)
-    os.close(write_end)
-    with os.fdopen(read_end) as handle:
-        report = handle.read()
-    os.waitpid(pid, 0)
-    if not report or report.startswith("error"):
-        raise SystemExit(f"probe_overhead: the {engine} replay failed in its child: {report or 'no report'}")
+    """CPU seconds of one replay in a child forked from this process's current state. ``cold``: the
+    child first forgets the transcript's targets and the process-wide content memos. The parent's
+    objects are frozen in the child, so its full collections scan only the replay's own objects (as
+    ``benchmarks/scale.py`` does)."""
+
+    def measure() -> str:
+        if cold:
+            forget(transcript)
+            forget_process_memos()
+        gc.collect()
+        gc.freeze()
+        return repr(cpu(transcript, engine, probes, run))
+
+    ok, report = in_fork(measure)
+    if not ok:
+        raise SystemExit(f"probe_overhead: the {engine} replay failed in its child: {report}")
     return float(report)
 
 

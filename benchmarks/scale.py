@@ -20,14 +20,15 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from forked import in_fork
 from scaling import repeat_transcript, tokenize_distinct_once
 
 from contextlab import HostSettings, Transcript, load_transcript, replay
@@ -40,34 +41,24 @@ LIMIT = 1.5
 MEMORY_LIMIT_MB = 500
 
 
-def run_child(transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, float]:
-    """Replay in a forked child; its CPU seconds and peak RSS growth (MB), read back over a pipe."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(read_end)
-        status = 0
-        try:
-            # The parent's objects are the harness's: frozen, full collections scan only the replay's.
-            gc.freeze()
-            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            started = time.process_time()
-            observers = [CacheObserver(cache, "system_and_3")] if cache else []
-            result = replay(transcript, engine, HostSettings(context_length=context_length), observers=observers)
-            cpu = time.process_time() - started
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            report = {"cpu": cpu, "mb": (peak - before) / 1024, "requests": len(result.trace), "ok": result.status}
-        except Exception as error:  # reported by the parent, the sweep goes on
-            report = {"error": f"{type(error).__name__}: {error}"}
-            status = 1
-        with os.fdopen(write_end, "w") as handle:
-            json.dump(report, handle)
-        os._exit(status)
-    os.close(write_end)
-    with os.fdopen(read_end) as handle:
-        data = handle.read()
-    os.waitpid(pid, 0)
-    found: dict[str, float] = json.loads(data)
+def run_child(transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, Any]:
+    """Replay in a forked child; its CPU seconds and peak RSS growth (MB)."""
+
+    def measure() -> str:
+        # The parent's objects are the harness's: frozen, full collections scan only the replay's.
+        gc.freeze()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        started = time.process_time()
+        observers = [CacheObserver(cache, "system_and_3")] if cache else []
+        result = replay(transcript, engine, HostSettings(context_length=context_length), observers=observers)
+        cpu = time.process_time() - started
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return json.dumps(
+            {"cpu": cpu, "mb": (peak - before) / 1024, "requests": len(result.trace), "ok": result.status}
+        )
+
+    ok, report = in_fork(measure)
+    found: dict[str, Any] = json.loads(report) if ok else {"error": report}
     return found
 
 

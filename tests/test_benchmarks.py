@@ -27,6 +27,11 @@ REPO = Path(__file__).resolve().parent.parent
     ],
 )
 def test_benchmark_script_runs(script: str, args: list[str], expect: str) -> None:
+    assert expect in _run(script, args)
+
+
+def _run(script: str, args: list[str]) -> str:
+    """The script's standard output, once it has exited 0."""
     done = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / script), *args],
         cwd=REPO,
@@ -36,7 +41,7 @@ def test_benchmark_script_runs(script: str, args: list[str], expect: str) -> Non
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert expect in done.stdout
+    return done.stdout
 
 
 def test_replay_speed_reports_each_session_its_repetition_and_its_sidechains(
@@ -50,19 +55,10 @@ def test_replay_speed_reports_each_session_its_repetition_and_its_sidechains(
     source = shared_transcripts / "claude-code"
     shutil.copy(source / f"{session}.jsonl", tmp_path)
     shutil.copytree(source / session, tmp_path / session)
-    script = str(REPO / "benchmarks" / "replay_speed.py")
     args = ["datasets/coding-agent-short.jsonl.gz", "--repeat", "1", "--sessions", str(tmp_path), "--long", "400"]
-    done = subprocess.run(
-        [sys.executable, script, *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    output = _run("replay_speed.py", args)
+    lines = output.splitlines()
     assert any(line.startswith("fa812bfe ") for line in lines)
     assert any(line.startswith("fa81x3 ") for line in lines)  # 157 requests, repeated to about 400
-    assert "subagent sidechains" in done.stdout
+    assert "subagent sidechains" in output
     assert sum(line.startswith("fa81/") for line in lines) == 2  # the two sidechains of 9 and 11 requests
