@@ -34,15 +34,12 @@ class HistorySnapshot(GrowingView[Message]):
 
     __slots__ = ()
 
-    def __init__(self, rows: list[Message], n: int) -> None:
-        super().__init__(rows, n)
-
 
 class WorkingHistory:
     """The host's history (``rows``) plus parallel wire forms, token counts and structure state.
 
-        A list obtained from ``rows`` keeps describing the moment it was taken: appends after it copy
-        the list first (copy on write). The wire and count lists are only appended to until the next
+    A list obtained from ``rows`` keeps describing the moment it was taken: appends after it copy the
+    list first (copy on write). The wire and count lists are only appended to until the next
     replacement, so a request can be a view of them.
     """
 
@@ -166,12 +163,17 @@ class WorkingHistory:
         return self._exact_total
 
     def _count_rows(self) -> None:
-        count = self._memo.exact_counter.count_message
         for i in self._uncounted:
-            if self._exact[i] < 0:
-                self._exact[i] = tokens = count(self.wires[i])
-                self._exact_total += tokens
+            self._counted(i)
         self._uncounted = []
+
+    def _counted(self, i: int) -> int:
+        """Row ``i``'s exact tokens, counted now if they were not (a user row is counted when read)."""
+        exact = self._exact[i]
+        if exact < 0:
+            self._exact[i] = exact = self._memo.exact_counter.count_message(self.wires[i])
+            self._exact_total += exact
+        return exact
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -183,11 +185,7 @@ class WorkingHistory:
 
     def row_counts(self, i: int) -> tuple[Message, int, int]:
         """Wire form, exact tokens and rough tokens of row ``i``."""
-        exact = self._exact[i]
-        if exact < 0:
-            self._exact[i] = exact = self._memo.exact_counter.count_message(self.wires[i])
-            self._exact_total += exact
-        return self.wires[i], exact, self._rough[i]
+        return self.wires[i], self._counted(i), self._rough[i]
 
     @property
     def rough_total(self) -> int:

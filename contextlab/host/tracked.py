@@ -20,15 +20,22 @@ Cell = tuple[set[int], int]
 """Where a change is recorded: the set of changed row positions, and this row's position."""
 
 
-class TrackedDict(dict[str, Any]):
-    """A row (or a dict inside one) that records its row as changed before any mutation."""
+class _Touches:
+    """What both containers do before a mutation: record their row in the cell, if they have one.
+    (No slots of its own: a slotted mixin cannot be combined with ``dict`` or ``list``.)"""
 
-    __slots__ = ("_cell",)
+    __slots__ = ()
 
     def _touch(self) -> None:
         cell: Cell | None = getattr(self, "_cell", None)
         if cell is not None:
             cell[0].add(cell[1])
+
+
+class TrackedDict(_Touches, dict[str, Any]):
+    """A row (or a dict inside one) that records its row as changed before any mutation."""
+
+    __slots__ = ("_cell",)
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._touch()
@@ -64,15 +71,10 @@ class TrackedDict(dict[str, Any]):
         super().update(*args, **kwargs)
 
 
-class TrackedList(list[Any]):
+class TrackedList(_Touches, list[Any]):
     """A list inside a row that records its row as changed before any mutation."""
 
     __slots__ = ("_cell",)
-
-    def _touch(self) -> None:
-        cell: Cell | None = getattr(self, "_cell", None)
-        if cell is not None:
-            cell[0].add(cell[1])
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self._touch()
