@@ -12,8 +12,10 @@ re-checking recoverability) happens only on the requests right after a commit.
 from __future__ import annotations
 
 import math
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,10 @@ from contextlab.messages import content_text
 from contextlab.transcripts.model import Transcript
 
 FACT_COLUMNS = schema.names(schema.PROBE_TRACE)
+MEMO_ROWS = 50_000
+"""Row objects whose targets a replay's probe remembers (while the history is unchanged); then it starts over."""
+_VECTOR_MIN = 256
+"""Target incidences from which a request's count changes are summed in numpy."""
 """The original retention columns (unchanged names and meaning; declared in :mod:`contextlab.schema`)."""
 
 MEASURE_COLUMNS = schema.names(schema.MEASURE_TRACE)
@@ -146,6 +152,7 @@ class MeasureProbe:
         # Per-request state.
         self._previous: Sequence[Message] = []
         self._previous_found: list[frozenset[int]] = []
+        self._row_found: dict[int, tuple[Message, frozenset[int]]] = {}  # row object id -> (row, targets)
         self._previous_tokens: Sequence[int] = []
         self._previous_tools: list[dict[str, Any]] | None = None
         self._previous_prompt = 0
@@ -198,35 +205,17 @@ class MeasureProbe:
         # an engine's selection moves or keeps rows, a mask changes a few) keep their targets and
         # change no count; only the rows that left are subtracted and the new ones added.
         suffix = messages[keep:]
-        moved: dict[int, list[frozenset[int]]] = {}
-        for message, found in zip(self._previous[keep:], previous_found[keep:], strict=False):
-            moved.setdefault(id(message), []).append(found)
-        found_of = [moved[id(m)].pop() if moved.get(id(m)) else None for m in suffix] if moved else []
-        for left in moved.values():
-            for found in left:
-                for t in found:
-                    touched.setdefault(t, counts[t] > 0)
-                    counts[t] -= 1
         # A rewrite between two requests (a commit) is known by the host's history version, not by
         # the rows it left: a summary after the first row, or a prune, keeps the first row.
         committed = bool(self._previous_history) and view.history_version != self._previous_version
         # The row list is edited in place (a copy per request is quadratic over a long session),
         # except after a commit, whose diff needs the previous request's rows.
         found_list = previous_found[:keep] if committed else previous_found
+        if committed:
+            self._row_found.clear()  # rows of the replaced history are not coming back
+        suffix_found = self._suffix_found(suffix, keep, touched)
         del found_list[keep:]
-        # New rows are looked up by payload: a transcript row, or one seen earlier in the run
-        # (re-cloned rows keep their string objects, whose hash CPython caches), costs O(1); only a
-        # payload new to the run is scanned.
-        for n, message in enumerate(suffix):
-            known = found_of[n] if found_of else None
-            if known is not None:
-                found_list.append(known)
-                continue
-            found = self._scan_text(message_payload(message))
-            for t in found:
-                touched.setdefault(t, counts[t] > 0)
-                counts[t] += 1
-            found_list.append(found)
+        found_list += suffix_found
 
         recheck: list[int] = []
         for t, was in touched.items():
@@ -286,6 +275,80 @@ class MeasureProbe:
         self._previous_version = view.history_version
         self._previous_index = ti
         return row
+
+    def _suffix_found(self, suffix: Sequence[Message], keep: int, touched: dict[int, bool]) -> list[frozenset[int]]:
+        """The targets of each row of ``suffix`` (the request after its shared prefix), with the counts
+        moved from the previous request's rows after ``keep`` to these.
+
+        A row's targets are a function of the row object, so the rows are compared as multisets of
+        objects: an object that occurs as often as before (anywhere: a selection moves rows) changes
+        no count and costs no Python step; the counts change only by the occurrences that left or
+        came. The multiplicities are compared at C level (``Counter`` of ids, item-set differences).
+        """
+        previous_rows = self._previous[keep:]
+        ids = list(map(id, suffix))
+        by_id = dict(zip(map(id, previous_rows), self._previous_found[keep:], strict=False))
+        before, after = Counter(map(id, previous_rows)), Counter(ids)
+        changed = {i for i, _n in before.items() ^ after.items()}
+        if changed:
+            left = [by_id[i] for i in filter(changed.__contains__, before) for _ in range(before[i] - after[i])]
+            came: list[frozenset[int]] = []
+            rows = dict(zip(ids, suffix, strict=True))
+            for i in filter(changed.__contains__, after):
+                more = after[i] - before[i]
+                if more > 0:
+                    found = by_id.get(i)
+                    if found is None:
+                        found = by_id[i] = self._found_of(rows[i])
+                    came += [found] * more
+            self._move_counts(left, came, touched)
+        return list(map(by_id.__getitem__, ids))
+
+    def _found_of(self, message: Message) -> frozenset[int]:
+        """The targets of a row new to this request: remembered per row object while the history is
+        unchanged (a selection brings back rows it dropped a few requests ago), else looked up by
+        payload."""
+        known = self._row_found.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        found = self._scan_text(message_payload(message))
+        if len(self._row_found) >= MEMO_ROWS:
+            self._row_found.clear()
+        self._row_found[id(message)] = (message, found)  # the row is kept, so its id is not reused
+        return found
+
+    def _move_counts(self, left: list[frozenset[int]], came: list[frozenset[int]], touched: dict[int, bool]) -> None:
+        """Subtract the targets of the rows that ``left`` and add those of the rows that ``came``,
+        recording in ``touched`` whether each target was present before (what ``observe`` needs of
+        it does not depend on its order)."""
+        counts = self._counts
+        n_left = sum(map(len, left))
+        n_came = sum(map(len, came))
+        if n_left + n_came < _VECTOR_MIN:
+            for found in left:
+                for t in found:
+                    touched.setdefault(t, counts[t] > 0)
+                    counts[t] -= 1
+            for found in came:
+                for t in found:
+                    touched.setdefault(t, counts[t] > 0)
+                    counts[t] += 1
+            return
+        # Many incidences (a selection that swaps whole groups): the net change of each target in
+        # numpy, and the counts read and written back at C level (no Python step per target).
+        size = len(counts)
+        gone = np.bincount(np.fromiter(chain.from_iterable(left), dtype=np.int64, count=n_left), minlength=size)
+        new = np.bincount(np.fromiter(chain.from_iterable(came), dtype=np.int64, count=n_came), minlength=size)
+        targets = np.flatnonzero(gone + new)
+        order = targets.tolist()
+        current = np.fromiter(map(counts.__getitem__, order), dtype=np.int64, count=len(order))
+        if touched:
+            for t, was in zip(order, (current > 0).tolist(), strict=True):
+                touched.setdefault(t, was)
+        else:
+            touched.update(zip(order, (current > 0).tolist(), strict=True))
+        updated = (current + (new - gone)[targets]).tolist()
+        deque(map(counts.__setitem__, order, updated), maxlen=0)  # the map is run for its effect
 
     def _uses(self, t: int) -> tuple[int, ...]:
         target = self._targets[t]

@@ -30,7 +30,7 @@ from contextlab.measure.faithfulness import (
 )
 from contextlab.measure.probe import ITEM_COLUMNS, MeasureProbe, _diff_keys
 from contextlab.measure.scan import RowScans, TextIndex
-from contextlab.measure.text import identifiers
+from contextlab.measure.text import identifiers, message_payload
 from tests.measure.test_probe import SummarizingEngine
 
 NAMES = ["src/app_1.py", "src/app_2.py", "lib/core.py", "build-4417", "v1.2.3", "cafe1234beef", "tests/test_x.py"]
@@ -232,3 +232,55 @@ def test_compaction_diff_tallies_equal_classifying_every_target_of_the_previous_
         replay(load_dataset(name), engine, context_length=window, probes=False, observers=[probe])
         assert probe.checked >= 1, (name, engine)
         assert any(row["identifier_kept"] and row["identifier_removed"] for row in probe._diff_rows)
+
+
+def test_target_counts_follow_rows_that_move_repeat_leave_and_come_back() -> None:
+    """The probe carries each target's count from one request to the next by the rows that left and
+    came (compared as multisets of row objects, summed in numpy when many change): after every
+    request each count equals the number of the request's rows that hold the target, and the group
+    presence sums match the counts, whatever the rows did (moved, repeated, dropped, brought back)."""
+    transcript = load_dataset("coding-agent-short")
+    probe = MeasureProbe()
+    probe.bind(transcript)
+    pool = [dict(m) for m in transcript.messages]  # fixed row objects, each one's targets fixed
+    rng = random.Random(7)
+    history: list[dict[str, object]] = []
+    previous: list[dict[str, object]] = []
+    for request in range(120):
+        size = rng.randint(1, 60)
+        rows = [rng.choice(pool) for _ in range(size)]
+        if rng.random() < 0.3 and previous:
+            rows = previous[: rng.randint(0, len(previous))] + rows  # a shared prefix, then changes
+        if rng.random() < 0.2:
+            rows += rows[: rng.randint(0, len(rows))]  # the same objects twice
+        keep = 0
+        while keep < min(len(rows), len(previous)) and rows[keep] is previous[keep]:
+            keep += 1
+        history = history or rows
+        view = RequestView(
+            turn=request,
+            request=request,
+            timestamp=float(request),
+            messages=rows,
+            tools=[],
+            message_tokens=[1] * len(rows),
+            tools_tokens=0,
+            fixed_overhead_tokens=0,
+            prompt_tokens=len(rows),
+            history=history,
+            transcript_index=min(len(transcript.messages) - 1, 2 * request),
+            prefix_messages=rng.randint(0, keep),  # a host may report less than is shared
+        )
+        probe.observe(view)
+        expected = [0] * len(probe._counts)
+        for row in rows:
+            for t in probe._scan_text(message_payload(row)):
+                expected[t] += 1
+        assert probe._counts == expected, f"request {request}"
+        present = [0] * len(probe._present_n)
+        for t, count in enumerate(expected):
+            if count and probe._eligible[t]:
+                for g in probe._groups_of[t]:
+                    present[g] += 1
+        assert probe._present_n == present, f"request {request}"
+        previous = rows
