@@ -375,7 +375,7 @@ class MeasureProbe:
         uses = [self._uses(t) for t in slot]
         starts = np.zeros(len(uses) + 1, dtype=np.int64)
         np.cumsum([len(u) for u in uses], out=starts[1:])
-        flat = np.fromiter((x for u in uses for x in u), dtype=np.int64, count=int(starts[-1]))
+        flat = np.fromiter(chain.from_iterable(uses), dtype=np.int64, count=int(starts[-1]))
         at = indices
         low = min(int(at.min()), int(flat.min()) if len(flat) else 0)
         span = 1 + max(int(at.max()), int(flat.max()) if len(flat) else 0) - low

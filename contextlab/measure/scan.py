@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from itertools import chain
 
 import ahocorasick_rs
+import numpy as np
 
 _EMPTY: frozenset[int] = frozenset()
 
@@ -124,10 +125,17 @@ class RowScans:
         Computed once (the targets of a scan are fixed): every replay of the transcript reuses it."""
         if self._occurrences is not None:
             return self._occurrences
-        found: dict[int, list[int]] = {}
-        for row, targets in enumerate(self.rows()):
-            for t in targets:
-                if row > message_index[t]:
-                    found.setdefault(t, []).append(row)
-        self._occurrences = {t: tuple(rows) for t, rows in found.items()}
+        # Every (row, target) incidence as two arrays, the later ones grouped by target with their
+        # rows ascending: one sort instead of a list per target (a session has tens of thousands).
+        rows = self.rows()
+        sizes = list(map(len, rows))
+        targets = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=sum(sizes))
+        at = np.repeat(np.arange(len(rows), dtype=np.int64), sizes)
+        later = at > np.asarray(message_index, dtype=np.int64)[targets] if len(targets) else np.zeros(0, dtype=bool)
+        targets, at = targets[later], at[later]
+        order = np.lexsort((at, targets))
+        targets, at = targets[order], at[order]
+        cuts = [0, *(np.flatnonzero(np.diff(targets)) + 1).tolist(), len(targets)]
+        owners, found = targets[cuts[:-1]].tolist() if len(targets) else [], at.tolist()
+        self._occurrences = {t: tuple(found[a:b]) for t, a, b in zip(owners, cuts[:-1], cuts[1:], strict=False)}
         return self._occurrences
