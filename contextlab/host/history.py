@@ -183,6 +183,11 @@ class WorkingHistory:
         i = self._index.get(id(row))
         return i if i is not None and self._rows[i] is row else None
 
+    def counts_from(self, start: int) -> tuple[list[Message], list[int], list[int]]:
+        """Wire forms, exact tokens (``UNCOUNTED`` where not read yet) and rough tokens of the rows
+        from ``start`` on (new lists: the exact ones are filled in place when read)."""
+        return self.wires[start:], self._exact[start:], self._rough[start:]
+
     def row_counts(self, i: int) -> tuple[Message, int, int]:
         """Wire form, exact tokens and rough tokens of row ``i``."""
         return self.wires[i], self._counted(i), self._rough[i]

@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from contextlab.engine import ContextEngine, Message, overrides
 from contextlab.host.growing import GrowingView
@@ -121,9 +122,9 @@ class RequestAssembler:
         if same_structure:
             violations = structure.violations()
         else:
-            tracker = self._structure.tracker(result, signatures)  # resumed at the first changed row
-            violations = tracker.violations()
-            if not tracker.needs_sanitizing:
+            # No tracker for a clean selection; else one resumed at the first changed row.
+            violations, needs_sanitizing = self._structure.outcome(result, signatures)
+            if not needs_sanitizing:
                 return AssembledRequest(wires, exact, True, None, violations, engine_ms, message_rough=rough)
         final = sanitize_request(wires)
         known = {id(w): (t, r) for w, t, r in zip(wires, exact, rough, strict=True)}
@@ -181,7 +182,7 @@ class RequestAssembler:
         and, when the request had one, a user message (``docs/host-loop.md`` §Malformed results)."""
         if not isinstance(result, list):
             return f"not a list ({type(result).__name__})"
-        if not all(isinstance(m, dict) for m in result):
+        if not all(map(isinstance, result, repeat(dict))):
             return "list contains non-dict elements"
         problem = selection_problem(result, needs_user=needs_user)
         if problem is not None:

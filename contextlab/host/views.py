@@ -12,33 +12,27 @@ row instead of per history row.
 Because handed-out rows keep their identity, a row an engine returns unchanged (the very object it
 was given, equal to the host row) is recognised in O(1) and reuses the host's per-row results
 (wire form, counts, structure), and a row an engine built on an earlier request and returns again
-unchanged reuses what the host computed for it then. Only new rows are cloned and counted.
+unchanged reuses what the host computed for it then. Only new rows are cloned and counted. Rows are
+recognised by identity, not position (a selecting engine moves most rows on every request), through
+one ``id()``-keyed dict of entries, so a whole result is mapped with a few C-level passes.
 """
 
 from __future__ import annotations
 
-from itertools import compress
-from operator import gt, is_, not_
+from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import eq, is_not, itemgetter, ne, not_
 from typing import Any
 
 from contextlab.engine import Message
-from contextlab.host.history import WorkingHistory
+from contextlab.host.growing import GrowingView
+from contextlab.host.history import UNCOUNTED, WorkingHistory
 from contextlab.host.memo import MessageMemo
+from contextlab.host.selection_structure import structure_signature
 from contextlab.host.tracked import tracked_clone
-from contextlab.messages import clone_messages, is_empty, tool_calls
+from contextlab.messages import clone_messages, tool_calls
 
-
-def structure_signature(message: Message) -> tuple[Any, ...]:
-    """Everything about a row the structure rules and the sanitizers' skip decision depend on."""
-    content = message.get("content")
-    return (
-        message.get("role"),
-        message.get("tool_call_id"),
-        tuple(str(c.get("id") or "") for c in tool_calls(message)),
-        isinstance(content, str),
-        is_empty(message),
-        bool(message.get("reasoning") or message.get("reasoning_content")),
-    )
+__all__ = ["EngineViews", "structure_signature"]
 
 
 def _settled(row: Message) -> bool:
@@ -65,19 +59,28 @@ class _Mirror:
         self.changed: set[int] = set()
         """Positions of rows an engine changed since they were cloned (filled by the clones)."""
         self._unsettled: list[int] = []
+        self.fresh: list[int] = []
+        """Positions cloned since the owner last read this (it clears it)."""
+        self.dropped: list[int] = []
+        """Ids of clones replaced since the owner last read this (it clears it)."""
+        self.generation = 0
+        """Incremented on every reset (every clone replaced)."""
 
     def reset(self) -> None:
         # A new set: clones of the old mirror (an engine may keep them) record into the old one.
         self.rows, self.index, self.changed, self._unsettled = [], {}, set(), []
+        self.fresh, self.dropped = [], []
+        self.generation += 1
 
     def _clone(self, row: Message, i: int) -> Message:
         clone: Message = tracked_clone(row, (self.changed, i))
         self.index[id(clone)] = i
+        self.fresh.append(i)
         if not _settled(row):
             self._unsettled.append(i)
         return clone
 
-    def sync(self, source: list[Message]) -> list[Message]:
+    def sync(self, source: Sequence[Message]) -> list[Message]:
         """A fresh list of clones equal to ``source`` (clones reused when still pristine)."""
         rows = self.rows
         if len(rows) > len(source):
@@ -92,6 +95,7 @@ class _Mirror:
                     continue
                 if rows[i] != source[i]:
                     del self.index[id(rows[i])]
+                    self.dropped.append(id(rows[i]))
                     rows[i] = self._clone(source[i], i)
                 elif not _settled(source[i]):
                     self._unsettled.append(i)
@@ -104,6 +108,24 @@ class _Mirror:
         return i if i is not None and i < len(self.rows) and self.rows[i] is row else None
 
 
+_Entry = tuple[Message, Message, int, int, tuple[Any, ...], Message | None, int]
+"""What the host knows of a row it may get back: the row itself, its wire form, exact and rough
+tokens, structure signature, a snapshot (for a row the engine built; None for a handed-out copy)
+and its history index (-1 if none)."""
+
+_NO_ROW: Message = {}
+_NO_ENTRY: _Entry = (_NO_ROW, _NO_ROW, 0, 0, (), None, -1)
+"""What a row the host does not know is looked up as (its row is no returned row)."""
+
+KEEP_BUILT = 256
+"""Rows an engine built that stay known beyond those of its latest result (a marker it returns
+again a few requests later is then recognised, not copied and hashed again)."""
+
+
+_Columns = tuple[list[Message], list[int], list[int], list[tuple[Any, ...]]]
+"""Wire forms, exact tokens, rough tokens and structure signatures of a selection's rows."""
+
+
 class EngineViews:
     """Hands engines private views of the history and maps what they return back to host rows."""
 
@@ -112,26 +134,65 @@ class EngineViews:
         self._memo = memo
         self._prefix = prefix  # the system row, if any (host-owned, never mutated)
         self._prefix_wires = [memo.wire(m) for m in prefix]
+        self._prefix_signatures = [structure_signature(m) for m in prefix]
         self._version = -1
         self._request = _Mirror()  # system + history rows (select_context's request)
         self._conversation = _Mirror()  # history rows (conversation_messages, compaction snapshots, hooks)
+        self._generation = -1  # of the request mirror whose clones are in _entries
+        # Per request position (system + history rows), extended as the history grows and kept per
+        # history version: the host row, its wire form, exact and rough tokens, structure signature.
+        self._refs: list[Message] = []
+        self._wires: list[Message] = []
+        self._exact: list[int] = []  # UNCOUNTED where the history has not counted the row yet
+        self._rough: list[int] = []
         self._signatures: list[tuple[Any, ...]] = []
-        self._prefix_signatures = [structure_signature(m) for m in prefix]
-        self._source: list[Message] = []
-        self._handed: list[Message] = []
-        # The previous selection only (so nothing is kept alive longer): the rows returned, the
-        # content each stood for, and what the host computed for them.
-        self._previous: tuple[list[Message], list[Any], list[Any], list[int], list[int], list[Any]] | None = None
-        self._previous_version = -1
-        _Built = tuple[Message, Message, Message, int, int, tuple[Any, ...]]
-        self._built: dict[int, _Built] = {}
+        # Every row the host may get back and can recognise by identity (the request mirror's clones
+        # and rows the engine built), so a returned row costs one C-level lookup.
+        self._entries: dict[int, _Entry] = {}
+        self._built: set[int] = set()  # ids of the engine-built rows in _entries
 
     def _check_version(self) -> None:
         if self._history.version != self._version:
             self._version = self._history.version
             self._request.reset()
             self._conversation.reset()
-            self._signatures = []
+            memo = self._memo
+            self._refs, self._wires = list(self._prefix), list(self._prefix_wires)
+            self._exact = [memo.exact(w) for w in self._prefix_wires]
+            self._rough = [memo.rough(w) for w in self._prefix_wires]
+            self._signatures = list(self._prefix_signatures)
+
+    def _extend_columns(self) -> None:
+        """Bring the per-position columns up to the history's rows (work for the new rows only)."""
+        rows = self._history.peek()
+        start = len(self._refs) - len(self._prefix)
+        if start < len(rows):
+            new = rows[start:]
+            wires, exact, rough = self._history.counts_from(start)
+            self._refs += new
+            self._wires += wires
+            self._exact += exact
+            self._rough += rough
+            self._signatures += map(structure_signature, new)
+
+    def _register_clones(self) -> None:
+        """Enter the request mirror's new clones in ``_entries`` and drop the replaced ones."""
+        mirror, entries = self._request, self._entries
+        if mirror.generation != self._generation:  # every clone is new: forget all the old ones
+            self._generation = mirror.generation
+            self._entries = entries = {k: entries[k] for k in self._built}
+        else:
+            for k in mirror.dropped:
+                entries.pop(k, None)
+        mirror.dropped = []
+        if mirror.fresh:
+            self._extend_columns()
+            n_prefix = len(self._prefix)
+            for i in mirror.fresh:
+                clone = mirror.rows[i]
+                column = self._wires[i], self._exact[i], self._rough[i], self._signatures[i]
+                entries[id(clone)] = (clone, *column, None, i - n_prefix)
+            mirror.fresh = []
 
     def invalidate(self) -> None:
         """Forget every handed-out row (an abandoned, still-running pass may hold them)."""
@@ -141,9 +202,10 @@ class EngineViews:
     def request(self) -> list[Message]:
         """The engine's copy of system + history (for ``select_context``)."""
         self._check_version()
-        self._source = self._prefix + self._history.peek()
-        self._handed = self._request.sync(self._source)
-        return self._handed
+        rows = self._history.peek()
+        handed = self._request.sync(GrowingView(rows, len(rows), self._prefix))  # no copy of the rows
+        self._register_clones()
+        return handed
 
     def conversation(self) -> list[Message]:
         """The engine's copy of the history (``conversation_messages``, compaction snapshots, hooks);
@@ -175,61 +237,89 @@ class EngineViews:
             adopted.append(row)
         return adopted
 
-    def _history_signatures(self) -> list[tuple[Any, ...]]:
-        rows, sigs = self._history.peek(), self._signatures
-        for i in range(len(sigs), len(rows)):
-            sigs.append(structure_signature(rows[i]))
-        return sigs
-
     def selection(
         self, result: list[Message]
     ) -> tuple[list[Message], list[int], list[int], bool, list[tuple[Any, ...]]]:
         """Wire rows, exact and rough tokens of a ``select_context`` result (after :meth:`request`),
         whether its structure is exactly the unselected request's (so the history's structure
         state applies), and each row's structure signature (the same object while a row is known
-        unchanged). Costs C-level list operations plus Python work per row that differs from
-        both the previous result and the rows handed out."""
+        unchanged). When the engine changed no row it was handed, this costs a few C-level passes
+        over the result plus Python work per row the host has not seen before."""
+        self._check_version()
+        self._register_clones()
+        self._extend_columns()
+        # The clones record changes: with none, every handed-out row is as it was handed.
+        if not self._request.changed:
+            wires, exact, rough, signatures = self._looked_up(result)
+        else:
+            wires, exact, rough, signatures = self._resolved(result)
+        self._forget_built(result)
+        same_structure = signatures == self._signatures  # identity first: C-level
+        return wires, exact, rough, same_structure, signatures
+
+    def _looked_up(self, result: list[Message]) -> _Columns:
+        """:meth:`selection`'s columns when every handed-out row is pristine: each row's entry is
+        looked up by identity in one C-level pass; only rows without one (new rows, rows from
+        another view, engine-built rows changed since) go through :meth:`_resolve`."""
         n = len(result)
-        # Did the engine leave every row it was handed as it was? (The clones record changes.)
-        pristine = not self._request.changed
-        refs: list[Message | None] = [None] * n
-        wires: list[Message | None] = [None] * n
-        exact = [0] * n
-        rough = [0] * n
-        signatures: list[tuple[Any, ...] | None] = [None] * n
-        todo: Any = range(n)
-        previous = self._previous if pristine and self._previous_version == self._version else None
-        if previous is not None:
-            old, old_refs, old_wires, old_exact, old_rough, old_signatures = previous
-            k = min(n, len(old))
-            same = list(map(is_, result[:k], old[:k]))
-            # Rows returned again at the same place must still hold what they held then; the
-            # handed-out ones among them were just checked, so only the engine's own are compared.
-            handed = list(map(is_, result[:k], self._handed[:k]))
-            handed += [False] * (k - len(handed))
-            own = list(map(gt, same, handed))
-            if list(compress(result, own)) == list(compress(old_refs, own)):
-                refs[:k], wires[:k], exact[:k], rough[:k] = old_refs[:k], old_wires[:k], old_exact[:k], old_rough[:k]
-                signatures[:k] = old_signatures[:k]
-                todo = [*compress(range(k), map(not_, same)), *range(k, n)]
-        # Rows the engine built earlier and returns again elsewhere are recognised too; only the rows
-        # of this result stay remembered.
-        for i in todo:
-            refs[i], wires[i], exact[i], rough[i], signatures[i] = self._resolve(result[i], pristine)
-        if self._built:
-            present = set(map(id, result))
-            self._built = {k: v for k, v in self._built.items() if k in present}
-        self._previous = (list(result), refs, wires, exact, rough, signatures)
-        self._previous_version = self._version
-        history_signatures = self._history_signatures()
-        same_structure = n == len(self._source) and signatures == [*self._prefix_signatures, *history_signatures]
-        return wires, exact, rough, same_structure, signatures  # type: ignore[return-value]
+        found = list(map(self._entries.get, map(id, result), repeat(_NO_ENTRY)))
+        # One pass per column needed (each entry's items are touched once, not unpacked whole).
+        wires, exact, rough, signatures = (list(map(itemgetter(k), found)) for k in (1, 2, 3, 4))
+        snapshots = list(map(itemgetter(5), found))
+        # An entry holds its row, so no other live object has its id: a hit is that very row.
+        known = list(map(is_not, found, repeat(_NO_ENTRY)))
+        # An engine-built row counts only while it still equals its snapshot (the engine owns it).
+        built = list(compress(range(n), map(is_not, snapshots, repeat(None))))
+        if built:
+            changed = map(ne, map(result.__getitem__, built), map(snapshots.__getitem__, built))
+            for i in compress(built, changed):
+                known[i] = False
+        if UNCOUNTED in exact:  # rows the history counts only when read (a user row)
+            for i in compress(range(n), map(eq, exact, repeat(UNCOUNTED))):
+                if known[i]:
+                    exact[i] = self._counted(result[i], found[i][6])
+        for i in compress(range(n), map(not_, known)):
+            _, wires[i], exact[i], rough[i], signatures[i] = self._resolve(result[i], True)
+        return wires, exact, rough, signatures
+
+    def _counted(self, clone: Message, i: int) -> int:
+        """History row ``i``'s exact tokens, counted now, also noted in its entry and column."""
+        exact = self._history.row_counts(i)[1]
+        j = len(self._prefix) + i
+        self._exact[j] = exact
+        entry = self._entries[id(clone)]
+        self._entries[id(clone)] = (*entry[:2], exact, *entry[3:])  # type: ignore[assignment]
+        return exact
+
+    def _resolved(self, result: list[Message]) -> _Columns:
+        """:meth:`selection`'s columns row by row (the engine changed a row it was handed)."""
+        wires: list[Message] = []
+        exact: list[int] = []
+        rough: list[int] = []
+        signatures: list[tuple[Any, ...]] = []
+        for m in result:
+            _, wire, tokens, estimate, signature = self._resolve(m, False)
+            wires.append(wire)
+            exact.append(tokens)
+            rough.append(estimate)
+            signatures.append(signature)
+        return wires, exact, rough, signatures
+
+    def _forget_built(self, result: list[Message]) -> None:
+        """Keep the engine-built rows of ``result``, and up to :data:`KEEP_BUILT` others (checked
+        only when that many accumulated, so the work is per row built)."""
+        if len(self._built) <= KEEP_BUILT:
+            return
+        keep = self._built.intersection(map(id, result))
+        for k in self._built - keep:
+            del self._entries[k]
+        self._built = keep
 
     def _resolve(self, m: Message, pristine: bool) -> tuple[Message, Message, int, int, tuple[Any, ...]]:
         """(reference content, wire, exact, rough, signature) of one returned row."""
         n_prefix = len(self._prefix)
         j = self._request.position(m)
-        if j is not None and (pristine or m == self._source[j]):
+        if j is not None and (pristine or m == self._refs[j]):
             if j < n_prefix:
                 wire = self._prefix_wires[j]
                 return self._prefix[j], wire, self._memo.exact(wire), self._memo.rough(wire), self._prefix_signatures[j]
@@ -238,15 +328,18 @@ class EngineViews:
         rows = self._history.peek()
         if i is not None and i < len(rows) and m == rows[i]:
             return self._history_row(i)
-        built = self._built.get(id(m))
-        if built is not None and built[0] is m and m == built[1]:
-            return built[1:]
+        entry = self._entries.get(id(m))
+        if entry is not None and entry[0] is m and entry[5] is not None and m == entry[5]:
+            return entry[5], *entry[1:5]
         snapshot = clone_messages([m])[0]  # the engine may change its own dict later
         wire, tokens, estimate = self._memo.row(snapshot)
-        found = (m, snapshot, wire, tokens, estimate, structure_signature(snapshot))
-        self._built[id(m)] = found
-        return found[1:]
+        signature = structure_signature(snapshot)
+        if entry is None or entry[5] is not None:  # (never in place of a handed-out copy's entry)
+            self._entries[id(m)] = (m, wire, tokens, estimate, signature, snapshot, -1)
+            self._built.add(id(m))
+        return snapshot, wire, tokens, estimate, signature
 
     def _history_row(self, i: int) -> tuple[Message, Message, int, int, tuple[Any, ...]]:
         wire, tokens, estimate = self._history.row_counts(i)
-        return self._history.peek()[i], wire, tokens, estimate, self._history_signatures()[i]
+        j = len(self._prefix) + i
+        return self._refs[j], wire, tokens, estimate, self._signatures[j]
