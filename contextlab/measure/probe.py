@@ -213,15 +213,15 @@ class MeasureProbe:
         found_list = previous_found[:keep] if committed else previous_found
         if committed:
             self._row_found.clear()  # rows of the replaced history are not coming back
-        suffix_found = self._suffix_found(suffix, keep, touched)
+        suffix_found, flipped = self._suffix_found(suffix, keep, touched)
         del found_list[keep:]
         found_list += suffix_found
 
         recheck: list[int] = []
-        for t, was in touched.items():
-            now = counts[t] > 0
-            if was == now or not self._eligible[t]:
+        for t in flipped:  # the touched targets whose presence changed
+            if not self._eligible[t]:
                 continue
+            now = counts[t] > 0
             delta = 1 if now else -1
             for g in self._groups_of[t]:
                 self._present_n[g] += delta
@@ -276,9 +276,12 @@ class MeasureProbe:
         self._previous_index = ti
         return row
 
-    def _suffix_found(self, suffix: Sequence[Message], keep: int, touched: dict[int, bool]) -> list[frozenset[int]]:
+    def _suffix_found(
+        self, suffix: Sequence[Message], keep: int, touched: dict[int, bool]
+    ) -> tuple[list[frozenset[int]], list[int]]:
         """The targets of each row of ``suffix`` (the request after its shared prefix), with the counts
-        moved from the previous request's rows after ``keep`` to these.
+        moved from the previous request's rows after ``keep`` to these; and the targets whose
+        presence changed (see :meth:`_move_counts`).
 
         A row's targets are a function of the row object, so the rows are compared as multisets of
         objects: an object that occurs as often as before (anywhere: a selection moves rows) changes
@@ -301,8 +304,10 @@ class MeasureProbe:
                     if found is None:
                         found = by_id[i] = self._found_of(rows[i])
                     came += [found] * more
-            self._move_counts(left, came, touched)
-        return list(map(by_id.__getitem__, ids))
+            flipped = self._move_counts(left, came, touched)
+        else:
+            flipped = []
+        return list(map(by_id.__getitem__, ids)), flipped
 
     def _found_of(self, message: Message) -> frozenset[int]:
         """The targets of a row new to this request: remembered per row object while the history is
@@ -317,10 +322,12 @@ class MeasureProbe:
         self._row_found[id(message)] = (message, found)  # the row is kept, so its id is not reused
         return found
 
-    def _move_counts(self, left: list[frozenset[int]], came: list[frozenset[int]], touched: dict[int, bool]) -> None:
+    def _move_counts(
+        self, left: list[frozenset[int]], came: list[frozenset[int]], touched: dict[int, bool]
+    ) -> list[int]:
         """Subtract the targets of the rows that ``left`` and add those of the rows that ``came``,
-        recording in ``touched`` whether each target was present before (what ``observe`` needs of
-        it does not depend on its order)."""
+        recording in ``touched`` whether each target was present before. Returns the targets whose
+        presence changed (what ``observe`` needs of either does not depend on their order)."""
         counts = self._counts
         n_left = sum(map(len, left))
         n_came = sum(map(len, came))
@@ -333,7 +340,7 @@ class MeasureProbe:
                 for t in found:
                     touched.setdefault(t, counts[t] > 0)
                     counts[t] += 1
-            return
+            return [t for t, was in touched.items() if (counts[t] > 0) != was]
         # Many incidences (a selection that swaps whole groups): the net change of each target in
         # numpy, and the counts read and written back at C level (no Python step per target).
         size = len(counts)
@@ -342,13 +349,15 @@ class MeasureProbe:
         targets = np.flatnonzero(gone + new)
         order = targets.tolist()
         current = np.fromiter(map(counts.__getitem__, order), dtype=np.int64, count=len(order))
+        updated = current + (new - gone)[targets]
+        was = current > 0
         if touched:
-            for t, was in zip(order, (current > 0).tolist(), strict=True):
-                touched.setdefault(t, was)
+            for t, present in zip(order, was.tolist(), strict=True):
+                touched.setdefault(t, present)
         else:
-            touched.update(zip(order, (current > 0).tolist(), strict=True))
-        updated = (current + (new - gone)[targets]).tolist()
-        deque(map(counts.__setitem__, order, updated), maxlen=0)  # the map is run for its effect
+            touched.update(zip(order, was.tolist(), strict=True))
+        deque(map(counts.__setitem__, order, updated.tolist()), maxlen=0)  # the map is run for its effect
+        return targets[was != (updated > 0)].tolist()  # type: ignore[no-any-return]
 
     def _uses(self, t: int) -> tuple[int, ...]:
         target = self._targets[t]
