@@ -1,12 +1,15 @@
 """Shared helpers of the scaling benchmarks: longer sessions built from a real one, and the floor.
 
 A session repeated ``k`` times keeps its shape (turns, tool groups, adjacent user rows) while each
-copy's texts are made distinct (a copy tag in front of every text), so the tokenization floor
-grows with the copies and no memo can cheat by recognising a repeated message.
+copy's texts are made distinct (a copy tag in front of every text, and as one more argument of every
+tool call), so the tokenization floor grows with the copies and no memo can cheat by recognising a
+repeated message. (Before the arguments were tagged, the copies shared them: the floor grew 3.4x
+at 4x and 7.2x at 8x while the host's work per request stayed the same, which read as growth.)
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -27,10 +30,28 @@ def _tagged(value: Any, tag: str) -> Any:
     return value
 
 
+def _tagged_call(call: Any, tag: str) -> Any:
+    """A tool call whose JSON arguments carry the copy tag (as one more argument), so a copy's
+    arguments are texts of their own too; other shapes are kept as they are."""
+    function = call.get("function") if isinstance(call, dict) else None
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    if not isinstance(arguments, str):
+        return call
+    try:
+        decoded = json.loads(arguments)
+    except ValueError:
+        return call
+    if not isinstance(decoded, dict):
+        return call
+    return {**call, "function": {**function, "arguments": json.dumps({"copy": tag, **decoded})}}
+
+
 def _copy(message: Message, tag: str) -> Message:
     out = dict(message)
     if "content" in out:
         out["content"] = _tagged(out["content"], tag)
+    if isinstance(out.get("tool_calls"), list):
+        out["tool_calls"] = [_tagged_call(call, tag) for call in out["tool_calls"]]
     out.pop("message_uid", None)
     return out
 
