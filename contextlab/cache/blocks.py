@@ -33,7 +33,7 @@ _HASH_SIZE = 16
 _EMPTY_HASH = hashlib.blake2b(digest_size=_HASH_SIZE)
 _SMALL = 8  # below this many rows or blocks, plain loops beat the C-level set-up
 _KIND, _TOKENS, _CHARS, _DIGEST = (itemgetter(i) for i in (2, 5, 6, 7))  # fields of a Block
-_ROW_TOKENS, _ROW_BLOCKS = attrgetter("tokens"), attrgetter("blocks")
+_ROW_TOKENS, _ROW_BLOCKS, _ROW_INDEX = attrgetter("tokens"), attrgetter("blocks"), attrgetter("index")
 
 
 class Block(NamedTuple):
@@ -172,23 +172,27 @@ def _content_parts(role: str, message: Message, system_split: int | None) -> lis
 
 
 class _Row:
-    """A message's rendering, kept by object identity: its parts, and its blocks for the token count
-    it last had (at whatever position: a request rebuilds the blocks it places with their index)."""
+    """A message's rendering, kept by object identity: its parts, and its blocks at the position
+    and token count it was last placed at (``blocks`` always name ``index``)."""
 
-    __slots__ = ("blocks", "message", "parts", "role", "tokens")
+    __slots__ = ("blocks", "index", "message", "parts", "role", "tokens")
 
     def __init__(self, message: Message, parts: tuple[_Part, ...], role: str) -> None:
         self.message = message  # a reference: the id cannot be reused while the row is memoized
         self.parts = parts
         self.role = role
+        self.index = -1
         self.tokens = -1
         self.blocks: list[Block] = []
 
-    def blocks_for(self, tokens: int) -> list[Block]:
-        """The blocks sharing ``tokens`` (recomputed only if the count changed)."""
+    def place(self, index: int, tokens: int) -> list[Block]:
+        """The blocks at ``index`` sharing ``tokens`` (rebuilt only if either changed)."""
         if tokens != self.tokens:
-            self.blocks = _spread(self.parts, tokens, "messages", self.role, 0)
-            self.tokens = tokens
+            self.blocks = _spread(self.parts, tokens, "messages", self.role, index)
+            self.index, self.tokens = index, tokens
+        elif index != self.index:
+            self.blocks = [_new_block((s, r, k, index, p, t, c, d)) for s, r, k, _, p, t, c, d in self.blocks]
+            self.index = index
         return self.blocks
 
 
@@ -374,7 +378,7 @@ class BlockRenderer:
             miss = found.index(None)
             while True:
                 row = found[miss] = self._row(messages[miss])
-                row.blocks_for(tokens[miss])  # so that a new row's count matches below
+                row.place(start + miss, tokens[miss])  # so that a new row's count matches below
                 try:
                     miss = found.index(None, miss + 1)
                 except ValueError:
@@ -385,13 +389,15 @@ class BlockRenderer:
         if all(map(eq, map(_ROW_TOKENS, rows), tokens)):
             lists = list(map(_ROW_BLOCKS, rows))
         else:  # a row's count changed: recompute its shares
-            lists = [row.blocks_for(count) for row, count in zip(rows, tokens, strict=True)]
+            lists = [row.place(i, count) for i, (row, count) in enumerate(zip(rows, tokens, strict=True), start)]
         counts = list(map(len, lists))
-        columns = list(zip(*chain.from_iterable(lists), strict=True))
-        if columns:
-            section, role, kind, _, part, share, chars, digest = columns
-            # A row's first block is its part 0: the running count of those is each block's row,
-            # at C level and without an object per row.
+        if all(map(eq, map(_ROW_INDEX, rows), range(start, start + len(rows)))):
+            blocks.extend(chain.from_iterable(lists))  # every row where it was (a full re-render)
+        else:
+            # Moved rows: their blocks again with the new index (the memo keeps the old one, so
+            # this costs no Python-level work per row).
+            section, role, kind, _, part, share, chars, digest = zip(*chain.from_iterable(lists), strict=True)
+            # A row's first block is its part 0: the running count of those is each block's row.
             index = islice(accumulate(map(not_, part), initial=start - 1), 1, None)
             blocks.extend(map(_new_block, zip(section, role, kind, index, part, share, chars, digest, strict=True)))
         message_ends.extend(islice(accumulate(counts, initial=len(blocks) - 1 - sum(counts)), 1, None))
@@ -408,7 +414,7 @@ class BlockRenderer:
         rows = self._rows
         for index, (message, count) in enumerate(zip(messages, tokens, strict=True), start):
             row = rows.get(id(message)) or self._row(message)
-            blocks.extend(_new_block((s, r, k, index, p, t, c, d)) for s, r, k, _, p, t, c, d in row.blocks_for(count))
+            blocks.extend(row.place(index, count))
             message_ends.append(len(blocks) - 1)
 
     def _cumulate(
@@ -453,21 +459,26 @@ class BlockRenderer:
         # sums and the kind lookups run at C level.
         new = blocks[shared:]
         kinds = list(map(_KIND, new))
-        cum_tokens.extend(islice(accumulate(map(_TOKENS, new), initial=running_tokens), 1, None))
-        cum_chars.extend(islice(accumulate(map(_CHARS, new), initial=running_chars), 1, None))
-        running_tokens = cum_tokens[-1] if cum_tokens else 0
-        _extend_keys(hashes, map(_DIGEST, new))
-        if len(kinds) > _SMALL:
+        if len(new) > _SMALL:
+            cum_tokens.extend(islice(accumulate(map(_TOKENS, new), initial=running_tokens), 1, None))
+            cum_chars.extend(islice(accumulate(map(_CHARS, new), initial=running_chars), 1, None))
+            running_tokens = cum_tokens[-1]
             _extend_positions(kinds, blocks[shared - 1].kind if shared else None, shared, positions, position_of)
         else:  # a few blocks (an appended turn): a plain loop costs less than the C-level set-up
             previous_kind = blocks[shared - 1].kind if shared else None
-            for i, kind in enumerate(kinds, shared):
+            for i, block in enumerate(new, shared):
+                running_tokens += block.tokens
+                running_chars += block.chars
+                cum_tokens.append(running_tokens)
+                cum_chars.append(running_chars)
+                kind = block.kind
                 if kind == previous_kind and kind in RUN_KINDS:
                     positions[-1] = i
                 else:
                     positions.append(i)
                 position_of.append(len(positions) - 1)
                 previous_kind = kind
+        _extend_keys(hashes, map(_DIGEST, new))
         rendered = RenderedRequest(
             blocks=blocks,
             cum_tokens=cum_tokens,
