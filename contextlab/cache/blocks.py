@@ -9,16 +9,20 @@ Token counts are never recomputed here: a message's exact count comes from the h
 (``RequestView.message_tokens``) and is shared among the message's blocks in proportion to their
 sizes, with the remainder on the last block, so every message total stays exact. Rendering is
 memoized per message object (the host keeps unchanged wire messages as the same objects) and per
-content, so a long replay renders each message once, for every provider profile in the run.
+content, so a long replay renders each message once, for every provider profile in the run; a row
+an engine moves or selects again costs C-level work (``docs/performance.md``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from functools import partial
+from itertools import accumulate, chain, compress, islice
+from operator import and_, attrgetter, eq, itemgetter, not_
+from typing import Any, NamedTuple, cast
 
 from contextlab.engine import Message
 from contextlab.messages import freeze, tool_calls
@@ -26,6 +30,10 @@ from contextlab.messages import freeze, tool_calls
 RUN_KINDS = frozenset({"tool_use", "tool_result"})
 """Kinds whose consecutive runs count as one lookback position (caching.md A6)."""
 _HASH_SIZE = 16
+_EMPTY_HASH = hashlib.blake2b(digest_size=_HASH_SIZE)
+_SMALL = 8  # below this many rows or blocks, plain loops beat the C-level set-up
+_KIND, _TOKENS, _CHARS, _DIGEST = (itemgetter(i) for i in (2, 5, 6, 7))  # fields of a Block
+_ROW_TOKENS, _ROW_BLOCKS, _ROW_INDEX = attrgetter("tokens"), attrgetter("blocks"), attrgetter("index")
 
 
 class Block(NamedTuple):
@@ -53,6 +61,10 @@ class Block(NamedTuple):
     tokens: int
     chars: int
     digest: bytes
+
+
+_new_block: Callable[[tuple[str, str, str, int, int, int, int, bytes]], Block] = partial(tuple.__new__, Block)
+"""A block from a tuple of its field values, without the named tuple's Python-level ``__new__``."""
 
 
 class _Part(NamedTuple):
@@ -159,6 +171,31 @@ def _content_parts(role: str, message: Message, system_split: int | None) -> lis
     return parts
 
 
+class _Row:
+    """A message's rendering, kept by object identity: its parts, and its blocks at the position
+    and token count it was last placed at (``blocks`` always name ``index``)."""
+
+    __slots__ = ("blocks", "index", "message", "parts", "role", "tokens")
+
+    def __init__(self, message: Message, parts: tuple[_Part, ...], role: str) -> None:
+        self.message = message  # a reference: the id cannot be reused while the row is memoized
+        self.parts = parts
+        self.role = role
+        self.index = -1
+        self.tokens = -1
+        self.blocks: list[Block] = []
+
+    def place(self, index: int, tokens: int) -> list[Block]:
+        """The blocks at ``index`` sharing ``tokens`` (rebuilt only if either changed)."""
+        if tokens != self.tokens:
+            self.blocks = _spread(self.parts, tokens, "messages", self.role, index)
+            self.index, self.tokens = index, tokens
+        elif index != self.index:
+            self.blocks = [_new_block((s, r, k, index, p, t, c, d)) for s, r, k, _, p, t, c, d in self.blocks]
+            self.index = index
+        return self.blocks
+
+
 class BlockRenderer:
     """Renders requests into blocks; memoizes per message object and per message content.
 
@@ -166,19 +203,19 @@ class BlockRenderer:
     """
 
     def __init__(self) -> None:
-        self._by_id: dict[int, tuple[Message, int | None, tuple[_Part, ...]]] = {}
-        # Blocks of a message at a given position and token count: unchanged messages in an
-        # append-only history hit this every request, so a request costs a dict lookup per message.
-        self._blocks: dict[int, tuple[Message, int, int, int | None, list[Block]]] = {}
+        # Rows by message identity, in two generations: a row seen recently stays (an engine that
+        # selects rows sends many of the last requests' rows again, in other places), and the
+        # memo pins a bounded number of messages (``_rotate``).
+        self._rows: dict[int, _Row] = {}
+        self._older: dict[int, _Row] = {}
+        # The first message (the system prompt, possibly split): message, split, tokens, parts, blocks.
+        self._first: tuple[Message, int | None, int, tuple[_Part, ...], list[Block]] | None = None
         self._by_content: dict[Any, tuple[_Part, ...]] = {}
         self._tools_memo: dict[Any, tuple[_Part, ...]] = {}
         self._tools_last: tuple[list[dict[str, Any]], tuple[_Part, ...]] | None = None
         self._previous: RenderedRequest | None = None
 
     def _message_parts(self, message: Message, system_split: int | None) -> tuple[_Part, ...]:
-        hit = self._by_id.get(id(message))
-        if hit is not None and hit[0] is message and hit[1] == system_split:
-            return hit[2]
         key = (freeze(message), system_split)
         parts = self._by_content.get(key)
         if parts is None:
@@ -196,9 +233,39 @@ class BlockRenderer:
                 built.append(_Part("text", 0, _digest(role_bytes, b"\x00empty"), True))
             parts = tuple(built)
             self._by_content[key] = parts
-        # Keep a reference to the message so its id cannot be reused while memoized.
-        self._by_id[id(message)] = (message, system_split, parts)
         return parts
+
+    def _row(self, message: Message) -> _Row:
+        """The memoized row of a message not in the current generation (older one, else rendered)."""
+        key = id(message)
+        row = self._older.get(key)
+        if row is None or row.message is not message:
+            row = _Row(message, self._message_parts(message, None), str(message.get("role") or ""))
+        self._rows[key] = row
+        return row
+
+    def _first_blocks(self, message: Message, tokens: int, system_split: int | None) -> list[Block]:
+        """Blocks of the request's first message (the only one that can be split or be ``system``)."""
+        first = self._first
+        if first is not None and first[0] is message and first[1] == system_split:
+            if first[2] == tokens:
+                return first[4]
+            parts = first[3]
+        else:
+            parts = self._message_parts(message, system_split if message.get("role") == "system" else None)
+        role = str(message.get("role") or "")
+        section = "system" if role in ("system", "developer") else "messages"
+        built = _spread(parts, tokens, section, role, 0)
+        self._first = (message, system_split, tokens, parts, built)
+        return built
+
+    def _rotate(self, rows: int) -> None:
+        # A new generation once the current one holds twice as many rows as can come back (the
+        # request, or the history it was selected from): a row unseen for a whole generation is
+        # dropped, so the memo pins at most ~4x max(rows, 512) messages, most of them the
+        # history's own (alive anyway).
+        if len(self._rows) > 2 * max(rows, 512):
+            self._older, self._rows = self._rows, {}
 
     def _tool_parts(self, tools: list[dict[str, Any]]) -> tuple[_Part, ...]:
         last = self._tools_last
@@ -223,12 +290,13 @@ class BlockRenderer:
         total_tokens: int | None = None,
         system_split: int | None = None,
         shared_messages: int = 0,
+        history_rows: int = 0,
     ) -> RenderedRequest:
         """Blocks of one request.
 
         Args:
-            messages: Final wire messages, system first.
-            message_tokens: Exact tokens of each message.
+            messages: Final wire messages, system first (any sequence that can be sliced).
+            message_tokens: Exact tokens of each message (likewise).
             tools: Tool schemas sent with the request.
             tools_tokens: Exact tokens of all tool schemas together.
             overhead_tokens: An unseen fixed prefix (system prompt and tool schemas the recording
@@ -239,6 +307,9 @@ class BlockRenderer:
             shared_messages: How many leading messages are the previous request's (the host knows:
                 ``RequestView.prefix_messages``). Their blocks, cumulative tokens and hashes are
                 reused, so a request costs its new messages, not its length (``docs/performance.md``).
+            history_rows: How many rows the request's messages were selected from (the working
+                history): the memo keeps that many recently seen rows, so an engine that moves or
+                re-selects older rows costs a lookup per row, not a rendering.
         """
         tool_parts = self._tool_parts(tools) if tools else ()
         previous = self._previous
@@ -270,38 +341,81 @@ class BlockRenderer:
             start, message_ends = 0, []
         messages_start = len(blocks) if start == 0 else (previous.messages_start if previous else 0)
         shared_blocks = len(blocks)
-        memo = self._blocks
-        for index in range(start, len(messages)):
-            message, tokens = messages[index], message_tokens[index]
-            hit = memo.get(id(message))
-            if (
-                hit is not None
-                and hit[0] is message
-                and hit[1] == index
-                and hit[2] == tokens
-                and (index or hit[3] == system_split)
-            ):
-                blocks.extend(hit[4])
-            else:
-                role = str(message.get("role") or "")
-                split = system_split if index == 0 and role == "system" else None
-                parts = self._message_parts(message, split)
-                section = "system" if role in ("system", "developer") and index == 0 else "messages"
-                built = _spread(parts, tokens, section, role, index)
-                memo[id(message)] = (message, index, tokens, system_split, built)
-                blocks.extend(built)
+        if start == 0 and len(messages):
+            blocks.extend(self._first_blocks(messages[0], message_tokens[0], system_split))
             message_ends.append(len(blocks) - 1)
+            start = 1
+        self._place_rows(messages[start:], message_tokens[start : len(messages)], start, blocks, message_ends)
         rendered = self._cumulate(blocks, overhead_tokens, total_tokens, shared_blocks if head else None)
         rendered.message_ends = message_ends
         rendered.key = (tool_parts, tools_tokens, overhead_tokens, system_split)
         rendered.messages_start = messages_start
-        if len(memo) > 2 * max(len(messages), 64) or len(self._by_id) > 2 * max(len(messages), 64):
-            # Only the messages of the latest request can hit again: drop the rest, so the memos
-            # never keep dropped messages alive (amortised O(1) per message).
-            live = {id(m) for m in messages}
-            self._blocks = {k: v for k, v in memo.items() if k in live}
-            self._by_id = {k: v for k, v in self._by_id.items() if k in live}
+        self._rotate(max(len(messages), history_rows))
         return rendered
+
+    def _place_rows(
+        self,
+        messages: Sequence[Message],
+        tokens: Sequence[int],
+        start: int,
+        blocks: list[Block],
+        message_ends: list[int],
+    ) -> None:
+        """Append the blocks of ``messages`` (at positions ``start``...).
+
+        A row seen recently costs C-level work only (a lookup, and its blocks copied with their new
+        index: an engine that selects rows moves most of them every request); only objects not in
+        the memo, or whose token count changed, cost Python-level work.
+        """
+        if len(tokens) != len(messages):
+            raise ValueError(f"{len(messages)} messages but {len(tokens)} token counts")
+        if len(messages) <= _SMALL:
+            self._place_few(messages, tokens, start, blocks, message_ends)
+            return
+        found = list(map(self._rows.get, map(id, messages)))
+        if None in found:
+            # Rows not in the current generation: found one by one (``index`` is C-level).
+            miss = found.index(None)
+            while True:
+                row = found[miss] = self._row(messages[miss])
+                row.place(start + miss, tokens[miss])  # so that a new row's count matches below
+                try:
+                    miss = found.index(None, miss + 1)
+                except ValueError:
+                    break
+        # No identity check needed: a row in the current generation pins its message, so no other
+        # object can have its id (``_row`` checks the older generation's).
+        rows = cast(list[_Row], found)
+        if all(map(eq, map(_ROW_TOKENS, rows), tokens)):
+            lists = list(map(_ROW_BLOCKS, rows))
+        else:  # a row's count changed: recompute its shares
+            lists = [row.place(i, count) for i, (row, count) in enumerate(zip(rows, tokens, strict=True), start)]
+        counts = list(map(len, lists))
+        if all(map(eq, map(_ROW_INDEX, rows), range(start, start + len(rows)))):
+            blocks.extend(chain.from_iterable(lists))  # every row where it was (a full re-render)
+        else:
+            # Moved rows: their blocks again with the new index (the memo keeps the old one, so
+            # this costs no Python-level work per row).
+            section, role, kind, _, part, share, chars, digest = zip(*chain.from_iterable(lists), strict=True)
+            # A row's first block is its part 0: the running count of those is each block's row.
+            index = islice(accumulate(map(not_, part), initial=start - 1), 1, None)
+            blocks.extend(map(_new_block, zip(section, role, kind, index, part, share, chars, digest, strict=True)))
+        message_ends.extend(islice(accumulate(counts, initial=len(blocks) - 1 - sum(counts)), 1, None))
+
+    def _place_few(
+        self,
+        messages: Sequence[Message],
+        tokens: Sequence[int],
+        start: int,
+        blocks: list[Block],
+        message_ends: list[int],
+    ) -> None:
+        """:meth:`_place_rows` for a few rows (an appended turn), one row at a time."""
+        rows = self._rows
+        for index, (message, count) in enumerate(zip(messages, tokens, strict=True), start):
+            row = rows.get(id(message)) or self._row(message)
+            blocks.extend(row.place(index, count))
+            message_ends.append(len(blocks) - 1)
 
     def _cumulate(
         self, blocks: list[Block], overhead: int, total: int | None, known_shared: int | None = None
@@ -340,20 +454,31 @@ class BlockRenderer:
             running_chars = cum_chars[shared - 1]
         else:
             hashes, cum_tokens, cum_chars, position_of = [], [], [], []
-        last_hash = hashes[-1] if hashes else b""
-        for i in range(shared, n):
-            block = blocks[i]
-            running_tokens += block.tokens
-            running_chars += block.chars
-            cum_tokens.append(running_tokens)
-            cum_chars.append(running_chars)
-            last_hash = _digest(last_hash, block.digest)
-            hashes.append(last_hash)
-            if i and block.kind in RUN_KINDS and blocks[i - 1].kind == block.kind:
-                positions[-1] = i
-            else:
-                positions.append(i)
-            position_of.append(len(positions) - 1)
+        # The new blocks' running sums, keys and positions. Keys chain (``H[i]`` hashes ``H[i-1]``
+        # and block ``i``'s digest), so every block after the shared part gets a new key; the
+        # sums and the kind lookups run at C level.
+        new = blocks[shared:]
+        kinds = list(map(_KIND, new))
+        if len(new) > _SMALL:
+            cum_tokens.extend(islice(accumulate(map(_TOKENS, new), initial=running_tokens), 1, None))
+            cum_chars.extend(islice(accumulate(map(_CHARS, new), initial=running_chars), 1, None))
+            running_tokens = cum_tokens[-1]
+            _extend_positions(kinds, blocks[shared - 1].kind if shared else None, shared, positions, position_of)
+        else:  # a few blocks (an appended turn): a plain loop costs less than the C-level set-up
+            previous_kind = blocks[shared - 1].kind if shared else None
+            for i, block in enumerate(new, shared):
+                running_tokens += block.tokens
+                running_chars += block.chars
+                cum_tokens.append(running_tokens)
+                cum_chars.append(running_chars)
+                kind = block.kind
+                if kind == previous_kind and kind in RUN_KINDS:
+                    positions[-1] = i
+                else:
+                    positions.append(i)
+                position_of.append(len(positions) - 1)
+                previous_kind = kind
+        _extend_keys(hashes, map(_DIGEST, new))
         rendered = RenderedRequest(
             blocks=blocks,
             cum_tokens=cum_tokens,
@@ -367,11 +492,41 @@ class BlockRenderer:
         )
         first = previous.first_image if shared and previous is not None else -1
         if not 0 <= first < shared:
-            first = next((i for i in range(shared, n) if blocks[i].kind == "image"), -1)
+            first = shared + kinds.index("image") if "image" in kinds else -1
         rendered.first_image = first
         rendered.has_images = first >= 0
         self._previous = rendered
         return rendered
+
+
+def _extend_keys(keys: list[bytes], digests: Iterable[bytes]) -> None:
+    """Append the chained prefix keys of blocks with ``digests``: ``H[i] = blake2b(H[i-1] + d[i])``.
+    A copy of an empty 16-byte hasher is cheaper than a new one (no option parsing)."""
+    key = keys[-1] if keys else b""
+    new = _EMPTY_HASH.copy
+    append = keys.append
+    for digest in digests:
+        h = new()
+        h.update(key)
+        h.update(digest)
+        key = h.digest()
+        append(key)
+
+
+def _extend_positions(
+    kinds: list[str], before: str | None, start: int, positions: list[int], position_of: list[int]
+) -> None:
+    """Lookback positions of blocks ``start...`` of kinds ``kinds`` (``before``: the kind of block
+    ``start - 1``), at C level: a block continues a position if it and the block before it are
+    both tool_use or both tool_result, and a position ends at its last block."""
+    continues = list(map(and_, map(eq, kinds, chain((before,), kinds)), map(RUN_KINDS.__contains__, kinds)))
+    starts = list(map(not_, continues))
+    # Position of each block: the last one so far plus the starts up to it.
+    position_of.extend(islice(accumulate(starts, initial=len(positions) - 1), 1, None))
+    ends = list(compress(range(start, start + len(kinds)), chain(islice(starts, 1, None), (True,))))
+    if continues[0]:
+        positions[-1] = ends.pop(0)  # the first block extends the previous request's last run
+    positions.extend(ends)
 
 
 def _spread(parts: tuple[_Part, ...], tokens: int, section: str, role: str, message: int) -> list[Block]:

@@ -98,6 +98,7 @@ class CacheObserver:
             total_tokens=view.prompt_tokens,
             system_split=split,
             shared_messages=int(getattr(view, "prefix_messages", 0) or 0),
+            history_rows=len(getattr(view, "history", ()) or ()),
         )
         markers = self.policy.markers(request, messages) if any(p.uses_markers for p in self.profiles) else []
         row: dict[str, Any] = {}

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from contextlab.cache.blocks import BlockRenderer
+import hashlib
+import random
+from typing import Any
+
+from contextlab.cache.blocks import RUN_KINDS, BlockRenderer
 
 from .helpers import msg
 
@@ -87,3 +91,62 @@ def test_reasoning_content_is_hashed_but_takes_no_tokens() -> None:
     assert [x.kind for x in b.blocks] == ["thinking", "text"]
     assert [x.tokens for x in b.blocks] == [0, 20]
     assert a.hashes[-1] != b.hashes[-1]
+
+
+def _reference_keys_and_positions(blocks: list[Any]) -> tuple[list[bytes], list[int], list[int]]:
+    """Prefix keys and lookback positions computed block by block, the plain way."""
+    keys: list[bytes] = []
+    positions: list[int] = []
+    position_of: list[int] = []
+    key = b""
+    for i, block in enumerate(blocks):
+        key = hashlib.blake2b(key + block.digest, digest_size=16).digest()
+        keys.append(key)
+        if i and block.kind in RUN_KINDS and blocks[i - 1].kind == block.kind:
+            positions[-1] = i
+        else:
+            positions.append(i)
+        position_of.append(len(positions) - 1)
+    return keys, positions, position_of
+
+
+def test_moved_and_reselected_rows_render_like_fresh_requests() -> None:
+    # An engine that selects rows: each request is some of the pool's very objects, in another
+    # order, with repeats, sometimes sharing a head with the previous request.
+    rng = random.Random(7)
+    pool: list[dict[str, Any]] = [
+        msg("user", f"question {i}")
+        if i % 4 == 0
+        else {"role": "assistant", "content": "", "tool_calls": CALLS}
+        if i % 4 == 1
+        else {"role": "tool", "tool_call_id": "c0", "content": f"result {i}"}
+        if i % 4 == 2
+        else {"role": "assistant", "content": [{"type": "text", "text": f"a{i}"}, {"type": "image"}]}
+        for i in range(40)
+    ]
+    system = msg("system", "static part. volatile part")
+    renderer = BlockRenderer()
+    previous: list[dict[str, Any]] = []
+    previous_tokens: list[int] = []
+    for step in range(60):
+        shared = rng.randrange(len(previous) + 1) if previous and step % 3 else 0
+        rows = previous[1:shared] + rng.sample(pool, rng.randrange(1, 25)) + [rng.choice(pool)] * rng.randrange(2)
+        if step % 7 == 0:
+            rows.append(msg("user", f"fresh {step}"))  # a new object
+        messages = [system, *rows]
+        # Counts change now and then (not inside a shared head: the host shares only equal rows).
+        tokens = previous_tokens[:shared] + [len(str(m)) % 50 + (step % 5 == 0) for m in messages[shared:]]
+        split = 12 if step % 4 else None
+        reused = renderer.render(
+            messages, tokens, [], 0, system_split=split, shared_messages=shared, history_rows=rng.choice([0, 5, 40])
+        )
+        fresh = BlockRenderer().render(messages, tokens, [], 0, system_split=split)
+        assert reused.blocks == fresh.blocks
+        assert reused.message_ends == fresh.message_ends
+        assert (reused.cum_tokens, reused.cum_chars) == (fresh.cum_tokens, fresh.cum_chars)
+        assert reused.first_image == fresh.first_image
+        keys, positions, position_of = _reference_keys_and_positions(fresh.blocks)
+        assert reused.hashes == fresh.hashes == keys
+        assert reused.positions == fresh.positions == positions
+        assert reused.position_of == fresh.position_of == position_of
+        previous, previous_tokens = messages, tokens
