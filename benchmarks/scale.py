@@ -9,7 +9,7 @@ Usage::
 ``benchmarks/scaling.py``), and replayed at a 128K window through each engine, without and with one
 cache profile. Each replay runs in a forked child on a cold token memo; the child reports its CPU
 time and its peak resident memory growth. The floor is the time to tokenize every distinct text of
-the session once (best of 12 at 1x, 6 at 2x, 3 from 4x on; measured in the same run). A linear
+the session once (best of five at every size; measured in the same run). A linear
 replay keeps ``cpu / floor`` flat: the last column is each size's ratio over the 1x ratio (target:
 at most 1.5). With ``--memory-check N`` it also replays the first N requests of enough copies through ``passthrough``
 (without and with the cache profile) and reports the peak memory growth (target: under 500 MB).
@@ -38,8 +38,8 @@ from contextlab.tokens import load_encoding
 REPO = Path(__file__).resolve().parent.parent
 ENGINES = ["passthrough", "compressor", "mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"]
 LIMIT = 1.5
-FLOOR_RUNS = 12
-"""Runs of the 1x floor (best of); size k takes max(3, FLOOR_RUNS // k)."""
+FLOOR_RUNS = 5
+"""Runs of the floor at each size (the best is taken)."""
 MEMORY_LIMIT_MB = 500
 
 
@@ -118,9 +118,9 @@ def main() -> None:
     load_encoding("cl100k_base")
     base = load_transcript(args.path)
     sessions = {k: repeat_transcript(base, k) for k in sizes}
-    # Best of N, N larger for the shorter floors (a 0.7 s floor moved by a tenth between runs of
-    # three on the shared machine, and the 1x floor divides every growth figure).
-    floors = {k: min(tokenize_distinct_once(t) for _ in range(max(3, FLOOR_RUNS // k))) for k, t in sessions.items()}
+    # Best of the same number of runs at every size (more runs find a lower minimum, so fewer at the
+    # larger sizes would bias the growth figures down; five, as three moved a 0.7 s floor by a tenth).
+    floors = {k: min(tokenize_distinct_once(t) for _ in range(FLOOR_RUNS)) for k, t in sessions.items()}
     print(f"{base.transcript_id}: {base.n_requests} requests per copy; window {args.context_length:,}; CPU seconds")
     print("floor (tokenize each distinct text once): " + ", ".join(f"{k}x {floors[k]:.3f} s" for k in sizes))
     header = f"{'engine':<16}{'cache':<7}{'size':>5}{'requests':>9}{'cpu s':>9}{'peak MB':>9}{'/floor':>8}{'vs 1x':>7}"
