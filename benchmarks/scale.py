@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/scale.py [--sizes 1,2,4,8] [--engines passthrough,compressor,...] [--cache PROFILE]
-                               [--memory-check 5000]
+                               [--memory-check 5000] [--repeat 3]
 
 ``coding-agent`` is repeated 1x, 2x, 4x and 8x as one session (each copy's texts made distinct, see
 ``benchmarks/scaling.py``), and replayed at a 128K window through each engine, without and with one
@@ -64,6 +64,14 @@ def run_child(transcript: Transcript, engine: str, cache: str | None, context_le
     return found
 
 
+def best_of(times: int, transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, Any]:
+    """The run with the least CPU of ``times`` forked replays (a single replay on a shared machine
+    moves by up to a fifth between runs, and each growth figure divides two of them)."""
+    runs = [run_child(transcript, engine, cache, context_length) for _ in range(max(1, times))]
+    failed = [r for r in runs if "error" in r]
+    return failed[0] if failed else min(runs, key=lambda r: float(r["cpu"]))
+
+
 def first_requests(transcript: Transcript, requests: int) -> Transcript:
     """The transcript cut after its ``requests``-th assistant message (and that message's tool results)."""
     seen = 0
@@ -111,6 +119,7 @@ def main() -> None:
     parser.add_argument("--context-length", type=int, default=128_000)
     parser.add_argument("--path", default=str(REPO / "datasets" / "coding-agent.jsonl.gz"))
     parser.add_argument("--memory-check", type=int, default=0, help="also replay this many requests for memory")
+    parser.add_argument("--repeat", type=int, default=1, help="replays per cell; the least CPU is reported")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = [e for e in args.engines.split(",") if e]
@@ -130,7 +139,7 @@ def main() -> None:
         for cache in caches:
             first_ratio: float | None = None
             for k in sizes:
-                found = run_child(sessions[k], engine, cache, args.context_length)
+                found = best_of(args.repeat, sessions[k], engine, cache, args.context_length)
                 label = "yes" if cache else "no"
                 if "error" in found:
                     print(f"{engine:<16}{label:<7}{k:>4}x  failed: {found['error']}")
