@@ -351,11 +351,7 @@ class MeasureProbe:
         current = np.fromiter(map(counts.__getitem__, order), dtype=np.int64, count=len(order))
         updated = current + (new - gone)[targets]
         was = current > 0
-        if touched:
-            for t, present in zip(order, was.tolist(), strict=True):
-                touched.setdefault(t, present)
-        else:
-            touched.update(zip(order, was.tolist(), strict=True))
+        touched.update(zip(order, was.tolist(), strict=True))  # empty until now: one call per request
         deque(map(counts.__setitem__, order, updated.tolist()), maxlen=0)  # the map is run for its effect
         return targets[was != (updated > 0)].tolist()  # type: ignore[no-any-return]
 
