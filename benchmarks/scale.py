@@ -7,12 +7,15 @@ Usage::
 
 ``coding-agent`` is repeated 1x, 2x, 4x and 8x as one session (each copy's texts made distinct, see
 ``benchmarks/scaling.py``), and replayed at a 128K window through each engine, without and with one
-cache profile. Each replay runs in a forked child on a cold token memo; the child reports its CPU
-time and its peak resident memory growth. The floor is the time to tokenize every distinct text of
-the session once (best of five at every size; measured in the same run). A linear
-replay keeps ``cpu / floor`` flat: the last column is each size's ratio over the 1x ratio (target:
-at most 1.5). With ``--memory-check N`` it also replays the first N requests of enough copies through ``passthrough``
-(without and with the cache profile) and reports the peak memory growth (target: under 500 MB).
+cache profile. Each replay runs in a forked child on a cold token memo. The child first times the
+floor, tokenizing every distinct text of the session once, and then the replay, so each ratio
+``cpu / floor`` divides two timings taken seconds apart in the same process: this machine's speed
+drifts by half over tens of minutes, which a floor timed once at the start charged to whichever
+cells ran in a slow spell. With ``--repeat N`` each cell is N children and reports the median of
+their ratios. A linear replay keeps ``cpu / floor`` flat: the last column is each size's ratio over
+the 1x ratio (target: at most 1.5). With ``--memory-check N`` it also replays the first N requests
+of enough copies through ``passthrough`` (without and with the cache profile) and reports the peak
+memory growth (target: under 500 MB).
 """
 
 from __future__ import annotations
@@ -38,38 +41,40 @@ from contextlab.tokens import load_encoding
 REPO = Path(__file__).resolve().parent.parent
 ENGINES = ["passthrough", "compressor", "mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"]
 LIMIT = 1.5
-FLOOR_RUNS = 5
-"""Runs of the floor at each size (the best is taken)."""
 MEMORY_LIMIT_MB = 500
 
 
 def run_child(transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, Any]:
-    """Replay in a forked child; its CPU seconds and peak RSS growth (MB)."""
+    """In a forked child: the floor's CPU seconds, then the replay's, and its peak RSS growth (MB)."""
 
     def measure() -> str:
         # The parent's objects are the harness's: frozen, full collections scan only the replay's.
         gc.freeze()
+        floor = tokenize_distinct_once(transcript)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         started = time.process_time()
         observers = [CacheObserver(cache, "system_and_3")] if cache else []
         result = replay(transcript, engine, HostSettings(context_length=context_length), observers=observers)
         cpu = time.process_time() - started
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return json.dumps(
-            {"cpu": cpu, "mb": (peak - before) / 1024, "requests": len(result.trace), "ok": result.status}
-        )
+        report = {"floor": floor, "cpu": cpu, "mb": (peak - before) / 1024}
+        return json.dumps({**report, "requests": len(result.trace), "ok": result.status})
 
     ok, report = in_fork(measure)
     found: dict[str, Any] = json.loads(report) if ok else {"error": report}
     return found
 
 
-def best_of(times: int, transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, Any]:
-    """The run with the least CPU of ``times`` forked replays (a single replay on a shared machine
-    moves by up to a fifth between runs, and each growth figure divides two of them)."""
+def cell(times: int, transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, Any]:
+    """``times`` forked replays of one cell: the median run by its ``cpu / floor`` ratio, with the
+    largest memory growth seen (a single replay on a shared machine moves by up to a fifth between
+    runs; the median ignores one outlier either way)."""
     runs = [run_child(transcript, engine, cache, context_length) for _ in range(max(1, times))]
     failed = [r for r in runs if "error" in r]
-    return failed[0] if failed else min(runs, key=lambda r: float(r["cpu"]))
+    if failed:
+        return failed[0]
+    ranked = sorted(runs, key=lambda r: float(r["cpu"]) / float(r["floor"]))
+    return {**ranked[(len(ranked) - 1) // 2], "mb": max(float(r["mb"]) for r in runs)}
 
 
 def first_requests(transcript: Transcript, requests: int) -> Transcript:
@@ -119,7 +124,7 @@ def main() -> None:
     parser.add_argument("--context-length", type=int, default=128_000)
     parser.add_argument("--path", default=str(REPO / "datasets" / "coding-agent.jsonl.gz"))
     parser.add_argument("--memory-check", type=int, default=0, help="also replay this many requests for memory")
-    parser.add_argument("--repeat", type=int, default=1, help="replays per cell; the least CPU is reported")
+    parser.add_argument("--repeat", type=int, default=1, help="forked children per cell; the median ratio is reported")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = [e for e in args.engines.split(",") if e]
@@ -127,29 +132,26 @@ def main() -> None:
     load_encoding("cl100k_base")
     base = load_transcript(args.path)
     sessions = {k: repeat_transcript(base, k) for k in sizes}
-    # Best of the same number of runs at every size (more runs find a lower minimum, so fewer at the
-    # larger sizes would bias the growth figures down; five, as three moved a 0.7 s floor by a tenth).
-    floors = {k: min(tokenize_distinct_once(t) for _ in range(FLOOR_RUNS)) for k, t in sessions.items()}
     print(f"{base.transcript_id}: {base.n_requests} requests per copy; window {args.context_length:,}; CPU seconds")
-    print("floor (tokenize each distinct text once): " + ", ".join(f"{k}x {floors[k]:.3f} s" for k in sizes))
-    header = f"{'engine':<16}{'cache':<7}{'size':>5}{'requests':>9}{'cpu s':>9}{'peak MB':>9}{'/floor':>8}{'vs 1x':>7}"
-    print(header)
+    print(f"each cell: the median of {max(1, args.repeat)} forked children, each timing the floor and then the replay")
+    header = f"{'engine':<16}{'cache':<7}{'size':>5}{'requests':>9}{'floor s':>9}{'cpu s':>9}{'peak MB':>9}"
+    print(header + f"{'/floor':>8}{'vs 1x':>7}")
     worst = 0.0
     for engine in engines:
         for cache in caches:
             first_ratio: float | None = None
             for k in sizes:
-                found = best_of(args.repeat, sessions[k], engine, cache, args.context_length)
+                found = cell(args.repeat, sessions[k], engine, cache, args.context_length)
                 label = "yes" if cache else "no"
                 if "error" in found:
                     print(f"{engine:<16}{label:<7}{k:>4}x  failed: {found['error']}")
                     continue
-                ratio = found["cpu"] / floors[k]
+                ratio = found["cpu"] / found["floor"]
                 first_ratio = first_ratio or ratio
                 growth = ratio / first_ratio
                 worst = max(worst, growth)
                 print(
-                    f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['cpu']:>9.2f}"
+                    f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['floor']:>9.2f}{found['cpu']:>9.2f}"
                     f"{found['mb']:>9.0f}{ratio:>8.1f}{growth:>7.2f}",
                     flush=True,
                 )

@@ -20,6 +20,12 @@ REPO = Path(__file__).resolve().parent.parent
             "tokenize-once s",
         ),
         (
+            "scale.py",
+            ["--path", "datasets/coding-agent-short.jsonl.gz", "--sizes", "1,2", "--engines", "passthrough"]
+            + ["--cache", "", "--repeat", "2", "--memory-check", "30"],
+            "largest growth of the floor ratio",
+        ),
+        (
             "probe_overhead.py",
             ["--repeat", "1", "--times", "1", "--engines", "passthrough"],
             "coding-agent-x1",
