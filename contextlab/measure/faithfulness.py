@@ -15,7 +15,7 @@ Text the engine adds to every summary whatever it summarises (the host's summary
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -101,8 +101,8 @@ class RowIndex(Protocol):
         """A key standing for ``text`` (None: this index does not know the text)."""
         ...
 
-    def find(self, payload: str) -> frozenset[int]:
-        """The keys of the known texts that occur in ``payload``."""
+    def scanned(self, payload: str) -> frozenset[int] | None:
+        """The keys of the known texts in ``payload`` if it was scanned already (None: not yet)."""
         ...
 
 
@@ -186,22 +186,21 @@ def _line_status(
         if not named <= entry[0]:
             pending.setdefault(frozenset(named - entry[0]), []).append((row, *entry))
     for missing, group in pending.items():
-        # Identifiers the index knows are looked up in its answer for the row (no search); rows
-        # missing the same other identifiers (new rows: all; older rows: this commit's new names)
-        # are searched with one automaton each, not one substring search per row and identifier.
+        # A row the index has scanned already holds the identifiers it knows exactly when its answer
+        # holds their keys (one set intersection); the others, and every identifier in a row it has
+        # not scanned, are found by one small automaton per group of rows missing the same ones
+        # (a few dozen patterns scan several times faster than the index's automaton of every target).
         owners = {token: index.sole_owner(token) for token in missing} if index is not None else {}
-        known = {token: key for token, key in owners.items() if key is not None}
-        rest = [token for token in missing if token not in known]
-        automaton = ahocorasick_rs.AhoCorasick(rest, store_patterns=True) if len(rest) > 2 else None
+        by_key = {key: token for token, key in owners.items() if key is not None}
+        rest = [token for token in missing if owners.get(token) is None]
+        search_rest, search_all = _searcher(rest), _searcher(list(missing))
         for row, checked, found in group:
-            present: set[str] = set()
-            if known:
-                keys = index.find(row) if index is not None else frozenset()
-                present.update(token for token, key in known.items() if key in keys)
-            if automaton is not None:
-                present.update(automaton.find_matches_as_strings(row, overlapping=True))
+            keys = index.scanned(row) if index is not None else None
+            if keys is None:
+                present = search_all(row)
             else:
-                present.update(token for token in rest if token in row)
+                present = {by_key[key] for key in by_key.keys() & keys}
+                present.update(search_rest(row))
             for token in present:
                 found[token] = _row_flags(row, token, memo.lines)
             checked |= missing
@@ -217,6 +216,21 @@ def _line_status(
             elif flags != old and old != (True, True):
                 status[token] = (old[0] or flags[0], old[1] or flags[1])
     return status
+
+
+def _searcher(tokens: list[str]) -> Callable[[str], set[str]]:
+    """A function giving which of ``tokens`` occur in a row: substring tests for one or two, else
+    one Aho-Corasick automaton (overlaps included), built on its first use."""
+    if len(tokens) <= 2:
+        return lambda row: {token for token in tokens if token in row}
+    built: list[ahocorasick_rs.AhoCorasick] = []
+
+    def search(row: str) -> set[str]:
+        if not built:
+            built.append(ahocorasick_rs.AhoCorasick(tokens, store_patterns=True))
+        return set(built[0].find_matches_as_strings(row, overlapping=True))
+
+    return search
 
 
 def _row_flags(row: str, token: str, lines: dict[str, tuple[bool, bool]]) -> tuple[bool, bool]:

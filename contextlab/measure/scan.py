@@ -108,6 +108,10 @@ class RowScans:
                 self._memo[payload] = found
         return found
 
+    def scanned(self, payload: str) -> frozenset[int] | None:
+        """:meth:`find`'s answer for ``payload`` if it was scanned already (None: it was not; no scan)."""
+        return self._memo.get(payload)
+
     def sole_owner(self, text: str) -> int | None:
         """A target whose only text is ``text`` (None: there is none): ``text`` occurs in a payload
         exactly when :meth:`find` of that payload holds this target."""

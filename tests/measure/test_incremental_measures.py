@@ -110,7 +110,8 @@ def test_faithfulness_by_rows_equals_the_joined_source_as_history_grows_and_shri
         rng = random.Random(seed)
         memo, indexed = FaithfulnessMemo(), FaithfulnessMemo()
         # An index of row scans that knows some of the identifiers (as the probe's scans know the
-        # transcript's): those are looked up in it, the others searched.
+        # transcript's): those are looked up in its answer for a row it has scanned, the others and
+        # every identifier of a row it has not scanned searched.
         known = NAMES[: 2 + seed % 5]
         index = RowScans(TextIndex(known), [[name] for name in known], [])
         history = [_row(rng) for _ in range(rng.randint(1, 6))]
@@ -125,6 +126,9 @@ def test_faithfulness_by_rows_equals_the_joined_source_as_history_grows_and_shri
             got = (found.identifiers, found.unsupported, found.upgrades, found.undetermined)
             assert got == (scratch.identifiers, scratch.unsupported, scratch.upgrades, scratch.undetermined), seed
             assert got == naive, seed
+            for row in source:  # the probe has scanned the rows it sent, not those it has not
+                if rng.random() < 0.5:
+                    index.find(row)
             via = check_summaries(summaries, source, memo=indexed, index=index)
             assert (via.identifiers, via.unsupported, via.upgrades, via.undetermined) == got, seed
             seen["upgrades"] += len(found.upgrades)
