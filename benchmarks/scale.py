@@ -7,15 +7,16 @@ Usage::
 
 ``coding-agent`` is repeated 1x, 2x, 4x and 8x as one session (each copy's texts made distinct, see
 ``benchmarks/scaling.py``), and replayed at a 128K window through each engine, without and with one
-cache profile. Each replay runs in a forked child on a cold token memo. The child first times the
-floor, tokenizing every distinct text of the session once, and then the replay, so each ratio
-``cpu / floor`` divides two timings taken seconds apart in the same process: this machine's speed
-drifts by half over tens of minutes, which a floor timed once at the start charged to whichever
-cells ran in a slow spell. With ``--repeat N`` each cell is N children and reports the median of
-their ratios. A linear replay keeps ``cpu / floor`` flat: the last column is each size's ratio over
-the 1x ratio (target: at most 1.5). With ``--memory-check N`` it also replays the first N requests
-of enough copies through ``passthrough`` (without and with the cache profile) and reports the peak
-memory growth (target: under 500 MB).
+cache profile. Each replay runs in a forked child on a cold token memo; ``--repeat N`` runs N
+children per cell and takes the median CPU time. The floor is the time to tokenize every distinct
+text of the session once. Every child times it too, just before its replay, so the floor at each
+size is the median of as many samples as the run has cells, spread over the whole run like the
+cells themselves: on this shared machine one floor timing moves by a third from one run to the
+next, which a floor timed a few times at the start (or once per cell) charged to the ratios. A
+linear replay keeps ``cpu / floor`` flat: the final table gives each size's ratio over the 1x ratio
+(target: at most 1.5). With ``--memory-check N`` it also replays the first N requests of enough
+copies through ``passthrough`` (without and with the cache profile) and reports the peak memory
+growth (target: under 500 MB).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import argparse
 import gc
 import json
 import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -66,15 +68,19 @@ def run_child(transcript: Transcript, engine: str, cache: str | None, context_le
 
 
 def cell(times: int, transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, Any]:
-    """``times`` forked replays of one cell: the median run by its ``cpu / floor`` ratio, with the
-    largest memory growth seen (a single replay on a shared machine moves by up to a fifth between
+    """``times`` forked replays of one cell: the median CPU time, the largest memory growth, and
+    every child's floor timing (a single replay on a shared machine moves by up to a fifth between
     runs; the median ignores one outlier either way)."""
     runs = [run_child(transcript, engine, cache, context_length) for _ in range(max(1, times))]
     failed = [r for r in runs if "error" in r]
     if failed:
         return failed[0]
-    ranked = sorted(runs, key=lambda r: float(r["cpu"]) / float(r["floor"]))
-    return {**ranked[(len(ranked) - 1) // 2], "mb": max(float(r["mb"]) for r in runs)}
+    return {
+        "cpu": statistics.median(float(r["cpu"]) for r in runs),
+        "mb": max(float(r["mb"]) for r in runs),
+        "requests": runs[0]["requests"],
+        "floors": [float(r["floor"]) for r in runs],
+    }
 
 
 def first_requests(transcript: Transcript, requests: int) -> Transcript:
@@ -124,7 +130,7 @@ def main() -> None:
     parser.add_argument("--context-length", type=int, default=128_000)
     parser.add_argument("--path", default=str(REPO / "datasets" / "coding-agent.jsonl.gz"))
     parser.add_argument("--memory-check", type=int, default=0, help="also replay this many requests for memory")
-    parser.add_argument("--repeat", type=int, default=1, help="forked children per cell; the median ratio is reported")
+    parser.add_argument("--repeat", type=int, default=1, help="forked children per cell; the median CPU is reported")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = [e for e in args.engines.split(",") if e]
@@ -133,28 +139,33 @@ def main() -> None:
     base = load_transcript(args.path)
     sessions = {k: repeat_transcript(base, k) for k in sizes}
     print(f"{base.transcript_id}: {base.n_requests} requests per copy; window {args.context_length:,}; CPU seconds")
-    print(f"each cell: the median of {max(1, args.repeat)} forked children, each timing the floor and then the replay")
-    header = f"{'engine':<16}{'cache':<7}{'size':>5}{'requests':>9}{'floor s':>9}{'cpu s':>9}{'peak MB':>9}"
-    print(header + f"{'/floor':>8}{'vs 1x':>7}")
-    worst = 0.0
+    print(f"each cell: the median CPU of {max(1, args.repeat)} forked children, each also timing the floor")
+    cells: list[tuple[str, str, int, dict[str, Any]]] = []
+    floors: dict[int, list[float]] = {k: [] for k in sizes}
     for engine in engines:
         for cache in caches:
-            first_ratio: float | None = None
+            label = "yes" if cache else "no"
             for k in sizes:
                 found = cell(args.repeat, sessions[k], engine, cache, args.context_length)
-                label = "yes" if cache else "no"
                 if "error" in found:
-                    print(f"{engine:<16}{label:<7}{k:>4}x  failed: {found['error']}")
+                    print(f"{engine:<16}{label:<7}{k:>4}x  failed: {found['error']}", flush=True)
                     continue
-                ratio = found["cpu"] / found["floor"]
-                first_ratio = first_ratio or ratio
-                growth = ratio / first_ratio
-                worst = max(worst, growth)
-                print(
-                    f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['floor']:>9.2f}{found['cpu']:>9.2f}"
-                    f"{found['mb']:>9.0f}{ratio:>8.1f}{growth:>7.2f}",
-                    flush=True,
-                )
+                floors[k] += found["floors"]
+                cells.append((engine, label, k, found))
+                print(f"  {engine} {label} {k}x: {found['cpu']:.2f} CPU s", flush=True)
+    floor = {k: statistics.median(v) for k, v in floors.items() if v}
+    print("floor (median over the run): " + ", ".join(f"{k}x {floor[k]:.3f} s ({len(floors[k])})" for k in floor))
+    print(f"{'engine':<16}{'cache':<7}{'size':>5}{'requests':>9}{'cpu s':>9}{'peak MB':>9}{'/floor':>8}{'vs 1x':>7}")
+    worst = 0.0
+    first: dict[tuple[str, str], float] = {}
+    for engine, label, k, found in cells:
+        ratio = found["cpu"] / floor[k]
+        growth = ratio / first.setdefault((engine, label), ratio)
+        worst = max(worst, growth)
+        print(
+            f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['cpu']:>9.2f}"
+            f"{found['mb']:>9.0f}{ratio:>8.1f}{growth:>7.2f}"
+        )
     verdict = "within" if worst <= LIMIT else "OVER"
     print(f"largest growth of the floor ratio over its 1x value: {worst:.2f} ({verdict} the {LIMIT}x target)")
     if args.memory_check:

@@ -21,8 +21,10 @@ REPO = Path(__file__).resolve().parent.parent
         ),
         (
             "scale.py",
-            ["--path", "datasets/coding-agent-short.jsonl.gz", "--sizes", "1,2", "--engines", "passthrough"]
-            + ["--cache", "", "--repeat", "2", "--memory-check", "30"],
+            [
+                *("--path", "datasets/coding-agent-short.jsonl.gz", "--sizes", "1,2", "--engines", "passthrough"),
+                *("--cache", "", "--repeat", "2", "--memory-check", "30"),
+            ],
             "largest growth of the floor ratio",
         ),
         (
