@@ -70,6 +70,11 @@ class WorkingHistory:
         """The rows, for a read that keeps no reference (does not make the next append copy the list)."""
         return self._rows
 
+    def last_user(self) -> Message | None:
+        """The newest user row (kept as rows are added: an agent's session may hold one user row
+        thousands of rows back, and every request asks)."""
+        return self._rows[self._last_user] if self._last_user >= 0 else None
+
     def snapshot(self) -> HistorySnapshot:
         """The rows as they are now, in O(1) (later appends do not show in it, and are not copied)."""
         return HistorySnapshot(self._rows, len(self._rows))
@@ -97,6 +102,7 @@ class WorkingHistory:
         self._rough_cumulative: list[int] = [0]
         self._exact_total = 0
         self._index: dict[int, int] = {}
+        self._last_user = -1
         self.structure = StructureTracker()
         self._sanitizer: IncrementalSanitizer | None = None
         if self._system_prompt:
@@ -115,6 +121,8 @@ class WorkingHistory:
         self._keep(row, wire, exact, rough)
 
     def _keep(self, row: Message, wire: Message, exact: int, rough: int) -> None:
+        if row.get("role") == "user":
+            self._last_user = len(self.wires)
         self._index[id(row)] = len(self.wires)
         if exact < 0:
             self._uncounted.append(len(self.wires))

@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 from contextlab import clock as vclock
@@ -664,8 +666,7 @@ class ReplayHost:
 
     def _assemble(self) -> AssembledRequest:
         # Only an engine that selects is shown the incoming message: the search is skipped otherwise.
-        rows = self.working.peek() if self.assembler.selects else ()
-        incoming = next((m for m in reversed(rows) if m.get("role") == "user"), None)
+        incoming = self.working.last_user() if self.assembler.selects else None
         return self.assembler.assemble(self.working, incoming, int(self.engine.context_length))
 
     def _prompt_tokens(self, request: AssembledRequest, tools_tokens: int) -> int:
@@ -687,16 +688,22 @@ class ReplayHost:
         if version != -1 and version == old_version:
             # Same history, only appended to since: the whole previous request is the shared prefix.
             return shared + old_sum, len(old_messages)
-        count = 0
+        start = 0
         if request.continues is not None and request.continues[0] is old_messages:
-            count = request.continues[1]  # leading messages known to be the previous request's objects
-            shared += total - sum(tokens[count:])  # the tail is the few rows that changed
-        for old, new, n in zip(old_messages[count:], messages[count:], tokens[count:], strict=False):
+            start = request.continues[1]  # leading messages known to be the previous request's objects
+            shared += total - sum(tokens[start:])  # the tail is the few rows that changed
+        # The run of the very same objects is found at C level (a selection repeats most of its
+        # rows); only the rows after it are compared by value, one by one.
+        olds, news = old_messages[start:], messages[start:]
+        same = start + next(compress(count(), map(is_not, olds, news)), min(len(olds), len(news)))
+        shared += sum(tokens[start:same])
+        matched = same
+        for old, new, n in zip(old_messages[same:], messages[same:], tokens[same:], strict=False):
             if old is not new and old != new:
                 break
             shared += n
-            count += 1
-        return shared, count
+            matched += 1
+        return shared, matched
 
     def _usage(self, prompt: int, completion: int, row: dict[str, Any], reasoning: int) -> dict[str, Any]:
         """The 8-key usage dict; cache buckets come from the first cache observer, if any."""

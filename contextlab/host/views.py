@@ -19,9 +19,11 @@ one ``id()``-keyed dict of entries, so a whole result is mapped with a few C-lev
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import eq, is_not, itemgetter, ne, not_
+from dataclasses import dataclass
+from itertools import compress, count, repeat
+from operator import and_, eq, is_, is_not, itemgetter, ne, not_
 from typing import Any
 
 from contextlab.engine import Message
@@ -126,6 +128,25 @@ _Columns = tuple[list[Message], list[int], list[int], list[tuple[Any, ...]]]
 """Wire forms, exact tokens, rough tokens and structure signatures of a selection's rows."""
 
 
+@dataclass(frozen=True)
+class _LastSelection:
+    """The previous ``select_context`` result and its columns, for the next result's shared run.
+
+    Consecutive selections mostly share a leading run of the very same row objects (the head, a
+    kept block, a mask that changed one row near the end). While no handed-out row changed and no
+    clone was replaced since, that run's columns are the previous ones: only the rows the host must
+    look at on every request (rows the engine built, which it may change in place; rows from the
+    conversation view) are checked again."""
+
+    rows: list[Message]  # a copy of the result (it also keeps its rows alive: their ids stay theirs)
+    columns: _Columns
+    recheck: list[int]
+    """Positions of rows that are not pristine handed-out copies (built rows, conversation rows)."""
+    snapshots: list[Message | None]
+    """For each ``recheck`` position, the built row's snapshot (None: not a built row)."""
+    epoch: int
+
+
 class EngineViews:
     """Hands engines private views of the history and maps what they return back to host rows."""
 
@@ -150,6 +171,10 @@ class EngineViews:
         # and rows the engine built), so a returned row costs one C-level lookup.
         self._entries: dict[int, _Entry] = {}
         self._built: set[int] = set()  # ids of the engine-built rows in _entries
+        self._built_in_last = 0  # how many of them the latest result holds
+        # Bumped whenever a handed-out clone's entry goes (its row may come back as an unknown one).
+        self._epoch = 0
+        self._last: _LastSelection | None = None
 
     def _check_version(self) -> None:
         if self._history.version != self._version:
@@ -181,9 +206,11 @@ class EngineViews:
         if mirror.generation != self._generation:  # every clone is new: forget all the old ones
             self._generation = mirror.generation
             self._entries = entries = {k: entries[k] for k in self._built}
-        else:
+            self._epoch += 1
+        elif mirror.dropped:
             for k in mirror.dropped:
                 entries.pop(k, None)
+            self._epoch += 1
         mirror.dropped = []
         if mirror.fresh:
             self._extend_columns()
@@ -250,12 +277,58 @@ class EngineViews:
         self._extend_columns()
         # The clones record changes: with none, every handed-out row is as it was handed.
         if not self._request.changed:
-            wires, exact, rough, signatures = self._looked_up(result)
+            columns, recheck, snapshots = self._incremental(result)
         else:
-            wires, exact, rough, signatures = self._resolved(result)
+            columns = self._resolved(result)
+            recheck, snapshots = self._rechecks(result, 0)
+        self._last = _LastSelection(list(result), columns, recheck, snapshots, self._epoch)
+        self._built_in_last = sum(map(is_not, snapshots, repeat(None)))
         self._forget_built(result)
+        wires, exact, rough, signatures = columns
         same_structure = signatures == self._signatures  # identity first: C-level
         return wires, exact, rough, same_structure, signatures
+
+    def _incremental(self, result: list[Message]) -> tuple[_Columns, list[int], list[Message | None]]:
+        """:meth:`selection`'s columns (and what to recheck next time) when every handed-out row is
+        pristine: the leading run shared with the previous result reuses its columns, the rest is
+        looked up (:meth:`_looked_up`). Costs one C-level identity scan of the shared run, a C-level
+        compare per built row in it, and :meth:`_looked_up` of the rows after it."""
+        last = self._last
+        shared = 0
+        if last is not None and last.epoch == self._epoch:
+            shared = next(compress(count(), map(is_not, result, last.rows)), min(len(result), len(last.rows)))
+            # A built row changed since, or a row that is not the host's at all (a conversation
+            # row, whose snapshot is None), ends the reused run: such rows are checked every time.
+            cut = bisect_left(last.recheck, shared)
+            positions = last.recheck[:cut]
+            differs = map(ne, map(result.__getitem__, positions), last.snapshots[:cut])
+            shared = next(compress(positions, differs), shared)
+        if not shared:
+            return self._looked_up(result), *self._rechecks(result, 0)
+        assert last is not None
+        wires, exact, rough, signatures = self._looked_up(result[shared:])
+        old_wires, old_exact, old_rough, old_signatures = last.columns
+        columns = (
+            old_wires[:shared] + wires,
+            old_exact[:shared] + exact,
+            old_rough[:shared] + rough,
+            old_signatures[:shared] + signatures,
+        )
+        cut = bisect_left(last.recheck, shared)
+        recheck, snapshots = self._rechecks(result, shared)
+        return columns, last.recheck[:cut] + recheck, last.snapshots[:cut] + snapshots
+
+    def _rechecks(self, result: list[Message], start: int) -> tuple[list[int], list[Message | None]]:
+        """Positions from ``start`` of the rows of ``result`` that are not pristine handed-out
+        copies, with the snapshot of each built one (None for the others). Run after the rows were
+        looked up, so every built row has its entry."""
+        found = list(map(self._entries.get, map(id, result[start:]), repeat(_NO_ENTRY)))
+        # A handed-out copy's entry has no snapshot; a built row's has one; a row without an
+        # entry (a conversation row) is _NO_ENTRY, whose snapshot is None too.
+        snapshots = list(map(itemgetter(5), found))
+        handed = map(and_, map(is_, snapshots, repeat(None)), map(is_not, found, repeat(_NO_ENTRY)))
+        positions = list(compress(count(start), map(not_, handed)))
+        return positions, [snapshots[i - start] for i in positions]
 
     def _looked_up(self, result: list[Message]) -> _Columns:
         """:meth:`selection`'s columns when every handed-out row is pristine: each row's entry is
@@ -307,8 +380,8 @@ class EngineViews:
 
     def _forget_built(self, result: list[Message]) -> None:
         """Keep the engine-built rows of ``result``, and up to :data:`KEEP_BUILT` others (checked
-        only when that many accumulated, so the work is per row built)."""
-        if len(self._built) <= KEEP_BUILT:
+        only when that many accumulated beyond the result's own, so the work is per row built)."""
+        if len(self._built) <= KEEP_BUILT + self._built_in_last:
             return
         keep = self._built.intersection(map(id, result))
         for k in self._built - keep:

@@ -26,10 +26,16 @@ def _expected(result: list[dict[str, Any]], source: list[dict[str, Any]]) -> tup
 
 
 def _engine_result(
-    rng: random.Random, handed: list[dict[str, Any]], conversation: list[dict[str, Any]], built: list[dict[str, Any]]
+    rng: random.Random,
+    handed: list[dict[str, Any]],
+    conversation: list[dict[str, Any]],
+    built: list[dict[str, Any]],
+    previous: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    kind = rng.choice(["all", "subset", "subset", "shuffled", "mixed"])
-    if kind == "all":
+    kind = rng.choice(["all", "subset", "subset", "shuffled", "mixed", "previous", "previous", "previous"])
+    if kind == "previous":  # the previous result's leading run (as a mask or a sticky choice returns it)
+        result = previous[: rng.randint(0, len(previous))] + handed[rng.randint(0, len(handed)) :]
+    elif kind == "all":
         result = list(handed)
     elif kind == "subset":
         result = [m for m in handed if rng.random() < 0.7]
@@ -50,6 +56,8 @@ def _engine_result(
         rng.choice(built)["content"] = f"changed {rng.random()}"
     if handed and rng.random() < 0.1:  # the engine changes a row it was handed
         rng.choice(handed)["content"] = "scribbled"
+    if previous and rng.random() < 0.1:  # ... or one it was handed before a compaction, and kept
+        rng.choice(previous)["content"] = f"scribbled {rng.random()}"
     return result or [handed[0]]
 
 
@@ -60,8 +68,9 @@ def test_selection_results_equal_a_computation_from_the_rows_contents() -> None:
     views = history.engine_views()
     minter = UidMinter(1)
     built: list[dict[str, Any]] = []
+    previous: list[dict[str, Any]] = []
     at = 0
-    for step in range(300):
+    for step in range(600):
         if rng.random() < 0.02:  # a committed compaction: the history is replaced
             history.replace(list(history.peek()[rng.randint(0, len(history.peek())) :]))
         grow = pool[at : at + rng.choice([0, 1, 1, 2, 3])]
@@ -75,7 +84,8 @@ def test_selection_results_equal_a_computation_from_the_rows_contents() -> None:
         handed = views.request()
         source = [{"role": "system", "content": "sys"}, *history.peek()]
         conversation = views.conversation()
-        result = _engine_result(rng, handed, conversation, built)
+        result = _engine_result(rng, handed, conversation, built, previous)
+        previous = result
         expected = _expected(result, source)
         wires, exact, rough, same, signatures = views.selection(result)
         assert (wires, exact, rough, same, signatures) == expected, step
