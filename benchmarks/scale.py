@@ -7,16 +7,20 @@ Usage::
 
 ``coding-agent`` is repeated 1x, 2x, 4x and 8x as one session (each copy's texts made distinct, see
 ``benchmarks/scaling.py``), and replayed at a 128K window through each engine, without and with one
-cache profile. Each replay runs in a forked child on a cold token memo; ``--repeat N`` runs N
-children per cell and takes the median CPU time. The floor is the time to tokenize every distinct
-text of the session once. Every child times it too, just before its replay, so the floor at each
-size is the median of as many samples as the run has cells, spread over the whole run like the
-cells themselves: on this shared machine one floor timing moves by a third from one run to the
-next, which a floor timed a few times at the start (or once per cell) charged to the ratios. A
-linear replay keeps ``cpu / floor`` flat: the final table gives each size's ratio over the 1x ratio
-(target: at most 1.5). With ``--memory-check N`` it also replays the first N requests of enough
-copies through ``passthrough`` (without and with the cache profile) and reports the peak memory
-growth (target: under 500 MB).
+cache profile. Each replay runs in a forked child on a cold token memo.
+
+This machine's speed moves by a third from one child to the next and drifts by up to half over an
+hour, so the script spends its time where the growth figures are most exposed to that. Each size
+gets the same CPU: ``--repeat R`` children at the largest size and proportionally more at the
+smaller ones (R x 8 at 1x for sizes up to 8x), and a cell is its children's median. Within one
+engine and cache the children of every size are spread evenly over the block (the 8x child in its
+middle, the 1x children all through it), so a drift over the block moves every size alike. The
+floor is the time to tokenize every distinct text of the session once; every child times it just
+before its replay, and the floor at each size is the median of all of that size's timings over the
+run, taken like the cells themselves. A linear replay keeps ``cpu / floor`` flat: the final table
+gives each size's ratio over the 1x ratio (target: at most 1.5). With ``--memory-check N`` it also
+replays the first N requests of enough copies through ``passthrough`` (without and with the cache
+profile) and reports the peak memory growth (target: under 500 MB).
 """
 
 from __future__ import annotations
@@ -70,20 +74,41 @@ def run_child(
     return found
 
 
-def cell(times: int, transcript: Transcript, engine: str, cache: str | None, context_length: int) -> dict[str, Any]:
-    """``times`` forked replays of one cell: the median CPU time, the largest memory growth, and
-    every child's floor timing (a single replay on a shared machine moves by up to a fifth between
-    runs; the median ignores one outlier either way)."""
-    runs = [run_child(transcript, engine, cache, context_length) for _ in range(max(1, times))]
-    failed = [r for r in runs if "error" in r]
-    if failed:
-        return failed[0]
-    return {
-        "cpu": statistics.median(float(r["cpu"]) for r in runs),
-        "mb": max(float(r["mb"]) for r in runs),
-        "requests": runs[0]["requests"],
-        "floors": [float(r["floor"]) for r in runs],
-    }
+def schedule(sizes: list[int], repeat: int) -> list[int]:
+    """The sizes of one engine and cache's children, in the order they run: ``repeat`` children at
+    the largest size and proportionally more at smaller ones, each size's children at evenly spread
+    places in the block (the j-th of n at (j + 1/2) / n of the way through it)."""
+    largest = max(sizes)
+    places: list[tuple[float, int]] = []
+    for k in sizes:
+        n = max(1, round(max(1, repeat) * largest / k))
+        places += [((j + 0.5) / n, k) for j in range(n)]
+    return [k for _, k in sorted(places)]
+
+
+def block(
+    sessions: dict[int, Transcript], repeat: int, engine: str, cache: str | None, context_length: int
+) -> dict[int, dict[str, Any]]:
+    """One engine and cache at every size: per size, the median CPU of its children, the largest
+    memory growth and every child's floor timing (or the first child's error)."""
+    runs: dict[int, list[dict[str, Any]]] = {k: [] for k in sessions}
+    for k in schedule(list(sessions), repeat):
+        runs[k].append(run_child(sessions[k], engine, cache, context_length))
+    cells: dict[int, dict[str, Any]] = {}
+    for k, found in runs.items():
+        failed = [r for r in found if "error" in r]
+        cells[k] = (
+            failed[0]
+            if failed
+            else {
+                "cpu": statistics.median(float(r["cpu"]) for r in found),
+                "mb": max(float(r["mb"]) for r in found),
+                "requests": found[0]["requests"],
+                "floors": [float(r["floor"]) for r in found],
+                "children": len(found),
+            }
+        )
+    return cells
 
 
 def first_requests(transcript: Transcript, requests: int) -> Transcript:
@@ -133,7 +158,9 @@ def main() -> None:
     parser.add_argument("--context-length", type=int, default=128_000)
     parser.add_argument("--path", default=str(REPO / "datasets" / "coding-agent.jsonl.gz"))
     parser.add_argument("--memory-check", type=int, default=0, help="also replay this many requests for memory")
-    parser.add_argument("--repeat", type=int, default=1, help="forked children per cell; the median CPU is reported")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="children at the largest size (more at smaller ones); cells are medians"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = [e for e in args.engines.split(",") if e]
@@ -142,14 +169,16 @@ def main() -> None:
     base = load_transcript(args.path)
     sessions = {k: repeat_transcript(base, k) for k in sizes}
     print(f"{base.transcript_id}: {base.n_requests} requests per copy; window {args.context_length:,}; CPU seconds")
-    print(f"each cell: the median CPU of {max(1, args.repeat)} forked children, each also timing the floor")
+    counts = {k: schedule(sizes, args.repeat).count(k) for k in sizes}
+    print(
+        "each cell: the median CPU of its forked children (" + ", ".join(f"{k}x {n}" for k, n in counts.items()) + ")"
+    )
     cells: list[tuple[str, str, int, dict[str, Any]]] = []
     floors: dict[int, list[float]] = {k: [] for k in sizes}
     for engine in engines:
         for cache in caches:
             label = "yes" if cache else "no"
-            for k in sizes:
-                found = cell(args.repeat, sessions[k], engine, cache, args.context_length)
+            for k, found in block(sessions, args.repeat, engine, cache, args.context_length).items():
                 if "error" in found:
                     print(f"{engine:<16}{label:<7}{k:>4}x  failed: {found['error']}", flush=True)
                     continue

@@ -343,13 +343,17 @@ class MeasureProbe:
             return [t for t, was in touched.items() if (counts[t] > 0) != was]
         # Many incidences (a selection that swaps whole groups): the net change of each target in
         # numpy, and the counts read and written back at C level (no Python step per target).
-        size = len(counts)
-        gone = np.bincount(np.fromiter(chain.from_iterable(left), dtype=np.int64, count=n_left), minlength=size)
-        new = np.bincount(np.fromiter(chain.from_iterable(came), dtype=np.int64, count=n_came), minlength=size)
-        targets = np.flatnonzero(gone + new)
+        # Over the targets these rows hold, not all of the session's (a long session has tens of
+        # thousands of targets; a request moves a few hundred).
+        gone_ids = np.fromiter(chain.from_iterable(left), dtype=np.int64, count=n_left)
+        came_ids = np.fromiter(chain.from_iterable(came), dtype=np.int64, count=n_came)
+        targets = np.unique(np.concatenate((gone_ids, came_ids)))
+        net = np.bincount(np.searchsorted(targets, came_ids), minlength=len(targets)) - np.bincount(
+            np.searchsorted(targets, gone_ids), minlength=len(targets)
+        )
         order = targets.tolist()
         current = np.fromiter(map(counts.__getitem__, order), dtype=np.int64, count=len(order))
-        updated = current + (new - gone)[targets]
+        updated = current + net
         was = current > 0
         touched.update(zip(order, was.tolist(), strict=True))  # empty until now: one call per request
         deque(map(counts.__setitem__, order, updated.tolist()), maxlen=0)  # the map is run for its effect

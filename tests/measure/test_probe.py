@@ -147,9 +147,13 @@ class Recorder:
         return self
 
 
-def test_incremental_counts_equal_a_full_recount_on_every_request() -> None:
+@pytest.mark.parametrize("vectorised", [False, True], ids=["as-shipped", "every-move-in-numpy"])
+def test_incremental_counts_equal_a_full_recount_on_every_request(vectorised: bool, monkeypatch: Any) -> None:
     from contextlab import load_dataset
+    from contextlab.measure import probe
 
+    if vectorised:  # the numpy path that large moves (a selection swapping groups) take
+        monkeypatch.setattr(probe, "_VECTOR_MIN", 0)
     t = load_dataset("coding-agent-short")
     for engine in ("mask_window", "compressor", "retrieval", "hybrid", "clear_tool_uses", "lcm"):
         recorder = Recorder()
