@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
-from itertools import compress, count
-from operator import is_not
+from itertools import compress, count, repeat
+from operator import eq, is_not
 from typing import Any
 
 from contextlab import clock as vclock
@@ -51,6 +51,9 @@ from contextlab.tokens import (
     estimate_tools_tokens_rough,
 )
 from contextlab.transcripts.model import Transcript
+
+_FEW_CANDIDATES = 32
+"""New rows in a commit up to which each is compared with the old rows one by one (C-level ``==``)."""
 
 log = logging.getLogger(__name__)
 
@@ -862,6 +865,34 @@ class ReplayHost:
         nudge = clone_messages([latest])[0] if latest else {"role": "user", "content": CONTINUE_MESSAGE}
         return [*new, nudge]
 
+    def _fresh_wires(self, before: list[Message], new: list[Message]) -> list[Message]:
+        """Wire forms of the rows of ``new`` whose content (as sent: metadata keys a compaction adds,
+        such as ``_compaction_tail``, are not new content) no row of ``before`` has.
+
+        A row of ``new`` that is a row of ``before`` itself is not new; the others (a prune's few
+        cleared rows, a summary) are compared with the old rows as sent, first at C level with
+        ``==`` and then by their frozen form (which also tells key orders apart), so a commit
+        costs no freeze of every history row."""
+        old_ids = set(map(id, before))
+        candidates = [self.memo.wire(m) for m in new if id(m) not in old_ids]
+        if not candidates:
+            return []
+        # The history's own wire forms when ``before`` is the history (the pass ran on it).
+        old_wires = self.working.wires if before is self.working.peek() else [self.memo.wire(m) for m in before]
+        if len(candidates) > _FEW_CANDIDATES:  # many new rows: one set of frozen forms instead
+            old_keys = set(map(freeze, old_wires))
+            return [w for w in candidates if freeze(w) not in old_keys]
+        fresh = []
+        for wire in candidates:
+            key = None
+            for old in compress(old_wires, map(eq, repeat(wire), old_wires)):
+                key = freeze(wire) if key is None else key
+                if freeze(old) == key:
+                    break
+            else:
+                fresh.append(wire)
+        return fresh
+
     def _record_pass(
         self,
         trigger: str,
@@ -876,10 +907,8 @@ class ReplayHost:
     ) -> None:
         summary_tokens = 0
         if new is not None:
-            # Compared as sent: metadata keys a compaction adds (``_compaction_tail``) are not new content.
-            old_keys = {freeze(self.memo.wire(m)) for m in before}
-            fresh = [m for m in new if freeze(self.memo.wire(m)) not in old_keys]
-            summary_tokens = sum(self.memo.exact(self.memo.wire(m)) for m in fresh)
+            fresh = self._fresh_wires(before, new)
+            summary_tokens = sum(map(self.memo.exact, fresh))
         self.compaction_rows.append(
             {
                 **self._labels,

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import random
+from typing import Any
+
 from engine_helpers import load, tool_session
 
 from contextlab.engines.parts import TokenEstimator
@@ -70,3 +74,30 @@ def test_langchain_placeholder_and_inputs() -> None:
     assert first_tool["content"] == "[cleared]"
     call = next(m for m in out if m["role"] == "assistant")["tool_calls"][0]
     assert call["function"]["arguments"].startswith('{"cleared_chars"')
+
+
+def test_candidates_carried_over_between_calls_equal_a_fresh_scan() -> None:
+    """The engine keeps its scan of the tool rows from call to call (the same rows again, or equal
+    copies, plus new ones); its choices equal those of a fresh engine on every call, through growth,
+    commits, copies, repeated call ids, recall tools and rows edited between calls."""
+    rng = random.Random(5)
+    settings = {"context_length": 4_000, "clear_at_least": 200}
+    for options in ({"keep": 3}, {"protect_tokens": 1_500}, {"keep": 0}):
+        kept = load("clear_tool_uses", **settings, **options)
+        pool = tool_session(40, lines=12, users=3) + tool_session(20, lines=12, name="lcm_grep")
+        history: list[dict[str, Any]] = []
+        at = 0
+        for _ in range(120):
+            step = rng.random()
+            if step < 0.1 and history:  # a commit: the pass's own output becomes the history
+                out, _cleared = kept.prune_tool_results_only(history, 10**6)
+                history = list(out)
+            elif step < 0.2:  # a host that hands fresh copies every call
+                history = copy.deepcopy(history)
+            elif step < 0.25 and history:  # a row changed in place between calls
+                rng.choice(history)["content"] = f"edited {rng.random()}"
+            grow = pool[at % len(pool) : at % len(pool) + rng.randint(1, 6)]
+            at += len(grow)
+            history += copy.deepcopy(grow)
+            fresh = load("clear_tool_uses", **settings, **options)
+            assert kept._candidates(history) == fresh._candidates(history)

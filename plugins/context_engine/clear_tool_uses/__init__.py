@@ -16,6 +16,8 @@ from agent.context_engine import ContextEngine
 
 from contextlab.engines import parts
 
+from .tool_rows import ToolRows
+
 RECALL_TOOLS = ("lcm_grep", "lcm_describe", "lcm_expand", "history_search", "memory")
 
 
@@ -66,6 +68,7 @@ class ClearToolUsesEngine(ContextEngine):
         self.context_length = int(context_length)
         self.threshold_tokens = int(self.context_length * self.hard_cap_fraction)
         self._tokens = parts.TokenEstimator()
+        self._tool_rows = ToolRows(self._is_cleared)  # kept from call to call (tool_rows.py)
 
     @property
     def name(self) -> str:
@@ -97,20 +100,24 @@ class ClearToolUsesEngine(ContextEngine):
 
     def _candidates(self, messages: list[dict[str, Any]]) -> list[int]:
         """Clearable tool rows, oldest first: not protected, not excluded, not already cleared."""
-        rows = parts.tool_result_rows(messages)
+        scan = self._tool_rows
+        scan.update(messages)
+        rows = scan.positions
+        # The protected rows are the newest tool rows: the candidates are the tool rows before the
+        # first protected one.
+        end = len(rows)
         if self.protect_tokens is not None:
-            protected: set[int] = set()
             spent = 0
-            for index in reversed(rows):
-                spent += self._tokens.message(messages[index])
+            for k in range(len(rows) - 1, -1, -1):
+                spent += self._tokens.message(messages[rows[k]])
                 if spent > self.protect_tokens:
                     break
-                protected.add(index)
-            rows = [i for i in rows if i not in protected]
+                end = k
         elif self.keep:
-            rows = rows[: -self.keep] if len(rows) > self.keep else []
-        names = parts.tool_row_names(messages) if self.exclude_tools else {}
-        return [i for i in rows if names.get(i) not in self.exclude_tools and not self._is_cleared(messages[i])]
+            end = max(0, len(rows) - self.keep)
+        excluded = self.exclude_tools
+        names, cleared = scan.names, scan.cleared
+        return [rows[k] for k in range(end) if not cleared[k] and names[k] not in excluded]
 
     def _clear(
         self, messages: list[dict[str, Any]], target: int | None, tokens: int
