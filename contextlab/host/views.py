@@ -171,7 +171,6 @@ class EngineViews:
         # and rows the engine built), so a returned row costs one C-level lookup.
         self._entries: dict[int, _Entry] = {}
         self._built: set[int] = set()  # ids of the engine-built rows in _entries
-        self._built_in_last = 0  # how many of them the latest result holds
         # Bumped whenever a handed-out clone's entry goes (its row may come back as an unknown one).
         self._epoch = 0
         self._last: _LastSelection | None = None
@@ -282,8 +281,7 @@ class EngineViews:
             columns = self._resolved(result)
             recheck, snapshots = self._rechecks(result, 0)
         self._last = _LastSelection(list(result), columns, recheck, snapshots, self._epoch)
-        self._built_in_last = sum(map(is_not, snapshots, repeat(None)))
-        self._forget_built(result)
+        self._forget_built(result, sum(map(is_not, snapshots, repeat(None))))
         wires, exact, rough, signatures = columns
         same_structure = signatures == self._signatures  # identity first: C-level
         return wires, exact, rough, same_structure, signatures
@@ -378,10 +376,11 @@ class EngineViews:
             signatures.append(signature)
         return wires, exact, rough, signatures
 
-    def _forget_built(self, result: list[Message]) -> None:
-        """Keep the engine-built rows of ``result``, and up to :data:`KEEP_BUILT` others (checked
-        only when that many accumulated beyond the result's own, so the work is per row built)."""
-        if len(self._built) <= KEEP_BUILT + self._built_in_last:
+    def _forget_built(self, result: list[Message], built_in_result: int) -> None:
+        """Keep the engine-built rows of ``result`` (``built_in_result`` of them), and up to
+        :data:`KEEP_BUILT` others (checked only when that many accumulated beyond the result's own,
+        so the work is per row built)."""
+        if len(self._built) <= KEEP_BUILT + built_in_result:
             return
         keep = self._built.intersection(map(id, result))
         for k in self._built - keep:
