@@ -15,7 +15,8 @@ import math
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress, count, filterfalse, repeat
+from operator import is_, itemgetter
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,9 @@ MEMO_ROWS = 50_000
 """Row objects whose targets a replay's probe remembers (while the history is unchanged); then it starts over."""
 _VECTOR_MIN = 256
 """Target incidences from which a request's count changes are summed in numpy."""
+_DENSE_PER_INCIDENCE = 4
+"""Session targets per moved incidence up to which those sums run over every target (else over the
+distinct targets moved, found by a sort)."""
 """The original retention columns (unchanged names and meaning; declared in :mod:`contextlab.schema`)."""
 
 MEASURE_COLUMNS = schema.names(schema.MEASURE_TRACE)
@@ -286,28 +290,58 @@ class MeasureProbe:
         A row's targets are a function of the row object, so the rows are compared as multisets of
         objects: an object that occurs as often as before (anywhere: a selection moves rows) changes
         no count and costs no Python step; the counts change only by the occurrences that left or
-        came. The multiplicities are compared at C level (``Counter`` of ids, item-set differences).
+        came, found by C-level set passes over the ids (``Counter``s when an object repeats).
         """
         previous_rows = self._previous[keep:]
         ids = list(map(id, suffix))
-        by_id = dict(zip(map(id, previous_rows), self._previous_found[keep:], strict=False))
-        before, after = Counter(map(id, previous_rows)), Counter(ids)
-        changed = {i for i, _n in before.items() ^ after.items()}
-        if changed:
-            left = [by_id[i] for i in filter(changed.__contains__, before) for _ in range(before[i] - after[i])]
-            came: list[frozenset[int]] = []
-            rows = dict(zip(ids, suffix, strict=True))
-            for i in filter(changed.__contains__, after):
-                more = after[i] - before[i]
-                if more > 0:
-                    found = by_id.get(i)
-                    if found is None:
-                        found = by_id[i] = self._found_of(rows[i])
-                    came += [found] * more
-            flipped = self._move_counts(left, came, touched)
-        else:
-            flipped = []
+        before_ids = list(map(id, previous_rows))
+        by_id = dict(zip(before_ids, self._previous_found[keep:], strict=False))
+        now = set(ids)
+        distinct_before = len(by_id)
+        # The rows that left and came, with their multiplicities, in request order: an object that
+        # is in only one of the two requests is kept (or skipped) by one C-level pass over the ids.
+        gone = list(filterfalse(now.__contains__, before_ids))
+        fresh = list(filterfalse(by_id.__contains__, ids))
+        left = list(map(by_id.__getitem__, gone))
+        came = self._fresh_found(fresh, dict(zip(ids, suffix, strict=True))) if fresh else []
+        by_id.update(zip(fresh, came, strict=True))
+        if len(now) != len(ids) or distinct_before != len(before_ids):
+            # Some object occurs more than once (an engine returned one marker dict twice): an object in
+            # both requests moves counts by the change in its multiplicity.
+            self._repeats_moved(ids, before_ids, now, by_id, left, came)
+        flipped = self._move_counts(left, came, touched) if left or came else []
         return list(map(by_id.__getitem__, ids)), flipped
+
+    @staticmethod
+    def _repeats_moved(
+        ids: list[int],
+        before_ids: list[int],
+        now: set[int],
+        by_id: dict[int, frozenset[int]],
+        left: list[frozenset[int]],
+        came: list[frozenset[int]],
+    ) -> None:
+        """Add to ``left`` and ``came`` the occurrences by which an object in both requests
+        changed its multiplicity (work per object that repeats; in order of first occurrence)."""
+        after, before = Counter(ids), Counter(before_ids)
+        repeated = {i for i, n in after.items() if n > 1} if len(now) != len(ids) else set()
+        if len(before) != len(before_ids):
+            repeated.update(i for i, n in before.items() if n > 1)
+        for i in filter(repeated.__contains__, after):
+            delta = after[i] - before[i]
+            if i in before and delta:
+                (came if delta > 0 else left).extend([by_id[i]] * abs(delta))
+
+    def _fresh_found(self, fresh: list[int], rows: dict[int, Message]) -> list[frozenset[int]]:
+        """The targets of the rows with ids ``fresh`` (rows not in the previous request): remembered
+        ones by one C-level lookup (an entry keeps its row alive, so its id is that row's), the
+        others looked up by payload."""
+        known = list(map(self._row_found.get, fresh))
+        if None in known:
+            for k in compress(count(), map(is_, known, repeat(None))):
+                row = rows[fresh[k]]
+                known[k] = (row, self._found_of(row))
+        return list(map(itemgetter(1), known))  # type: ignore[arg-type]
 
     def _found_of(self, message: Message) -> frozenset[int]:
         """The targets of a row new to this request: remembered per row object while the history is
@@ -343,14 +377,21 @@ class MeasureProbe:
             return [t for t, was in touched.items() if (counts[t] > 0) != was]
         # Many incidences (a selection that swaps whole groups): the net change of each target in
         # numpy, and the counts read and written back at C level (no Python step per target).
-        # Over the targets these rows hold, not all of the session's (a long session has tens of
-        # thousands of targets; a request moves a few hundred).
         gone_ids = np.fromiter(chain.from_iterable(left), dtype=np.int64, count=n_left)
         came_ids = np.fromiter(chain.from_iterable(came), dtype=np.int64, count=n_came)
-        targets = np.unique(np.concatenate((gone_ids, came_ids)))
-        net = np.bincount(np.searchsorted(targets, came_ids), minlength=len(targets)) - np.bincount(
-            np.searchsorted(targets, gone_ids), minlength=len(targets)
-        )
+        if len(counts) <= _DENSE_PER_INCIDENCE * (n_left + n_came):
+            # Few targets in the session for this many incidences: count over all of them.
+            came_n = np.bincount(came_ids, minlength=len(counts))
+            gone_n = np.bincount(gone_ids, minlength=len(counts))
+            targets = np.flatnonzero(came_n + gone_n)
+            net = came_n[targets] - gone_n[targets]
+        else:
+            # Over the targets these rows hold, not all of the session's (a long session has tens
+            # of thousands of targets; a request moves a few hundred).
+            targets = np.unique(np.concatenate((gone_ids, came_ids)))
+            net = np.bincount(np.searchsorted(targets, came_ids), minlength=len(targets)) - np.bincount(
+                np.searchsorted(targets, gone_ids), minlength=len(targets)
+            )
         order = targets.tolist()
         current = np.fromiter(map(counts.__getitem__, order), dtype=np.int64, count=len(order))
         updated = current + net

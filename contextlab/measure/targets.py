@@ -226,12 +226,22 @@ def _gold_facts(transcript: Transcript) -> list[Target]:
 def _identifier_targets(messages: list[Message], payloads: list[str]) -> Iterator[Target]:
     seen: set[str] = set()
     done: set[str] = set()
+    seen_lines: set[str] = set()
     for index, (message, payload) in enumerate(zip(messages, payloads, strict=True)):
         if payload in done:
             continue  # a repeated payload (a file read twice) has no identifier not already seen
         done.add(payload)
+        # Identifiers never span a line (none holds whitespace), so a line seen in an earlier payload
+        # has none not already seen: only the new lines are scanned (a session reads the same files
+        # again and again, with a few lines changed).
+        lines = payload.split("\n")
+        fresh = list(filterfalse(seen_lines.__contains__, lines))
+        if not fresh:
+            continue
+        seen_lines.update(fresh)
+        text = payload if len(fresh) == len(lines) else "\n".join(fresh)
         # identifiers() gives each token once: the new ones are filtered at C speed.
-        new = list(filterfalse(seen.__contains__, identifiers(payload)))
+        new = list(filterfalse(seen.__contains__, identifiers(text)))
         if not new:
             continue
         seen.update(new)

@@ -11,7 +11,7 @@ import pytest
 
 from contextlab import load_dataset, replay
 from contextlab.cache.observer import CacheObserver
-from contextlab.engine import Message
+from contextlab.engine import ContextEngine, Message
 from contextlab.examples import tool_conversation
 from contextlab.host.observers import RequestView
 from contextlab.measure import MeasureProbe, engine_diagnostics, targets_for
@@ -147,15 +147,54 @@ class Recorder:
         return self
 
 
-@pytest.mark.parametrize("vectorised", [False, True], ids=["as-shipped", "every-move-in-numpy"])
-def test_incremental_counts_equal_a_full_recount_on_every_request(vectorised: bool, monkeypatch: Any) -> None:
+class RepeatingEngine(ContextEngine):
+    """Returns rows more than once (the same objects), a different number of times per request."""
+
+    name = "repeating"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.marker = {"role": "user", "content": "[marker]"}
+
+    def update_from_response(self, usage: dict[str, Any]) -> None:
+        pass
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        return False
+
+    def compress(
+        self,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[dict[str, Any]]:
+        return messages
+
+    def select_context(self, request_messages: list[dict[str, Any]], **kwargs: Any) -> list[dict[str, Any]] | None:
+        self.calls += 1
+        rows = list(request_messages)
+        if len(rows) < 4:
+            return None
+        k = self.calls % 4
+        middle = rows[len(rows) // 2]
+        # A row repeated 0-3 extra times, an old row dropped and later brought back, a marker twice.
+        dropped = rows[:1] + rows[2:] if self.calls % 3 else rows
+        return [*dropped[:-1], *[middle] * k, self.marker, *[self.marker] * (self.calls % 2), dropped[-1]]
+
+
+@pytest.mark.parametrize("mode", ["as-shipped", "numpy-sparse", "numpy-dense"])
+def test_incremental_counts_equal_a_full_recount_on_every_request(mode: str, monkeypatch: Any) -> None:
     from contextlab import load_dataset
     from contextlab.measure import probe
 
-    if vectorised:  # the numpy path that large moves (a selection swapping groups) take
+    if mode != "as-shipped":  # the numpy paths that large moves (a selection swapping groups) take
         monkeypatch.setattr(probe, "_VECTOR_MIN", 0)
+        monkeypatch.setattr(probe, "_DENSE_PER_INCIDENCE", 10**9 if mode == "numpy-dense" else 0)
     t = load_dataset("coding-agent-short")
-    for engine in ("mask_window", "compressor", "retrieval", "hybrid", "clear_tool_uses", "lcm"):
+    engines: list[Any] = ["mask_window", "compressor", "retrieval", "hybrid", "clear_tool_uses", "lcm"]
+    for engine in [*engines, RepeatingEngine()]:
         recorder = Recorder()
         result = replay(t, engine, context_length=16_000, observers=[recorder])
         targets = targets_for(t).targets

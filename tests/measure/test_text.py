@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from contextlab.measure.recovery import fact_key
 from contextlab.measure.text import constraint_sentences, error_fingerprint, error_lines, identifiers, task_text
 
@@ -154,3 +156,35 @@ def test_the_ascii_url_path_equals_the_regex_scan() -> None:
         fast = [list(_ascii_url_identifiers(text)) for text in ordered]
         assert fast == [list(_scanned_identifiers(text)) for text in ordered]
     assert sum(1 for found in fast if any("://" in token for token in found)) >= 3
+
+
+def _identifier_targets_of_whole_payloads(payloads: list[str]) -> list[tuple[str, int]]:
+    """The identifier targets as every distinct payload scanned whole would give them."""
+    seen: dict[str, int] = {}
+    for index, payload in enumerate(payloads):
+        for token in identifiers(payload):
+            seen.setdefault(token, index)
+    return list(seen.items())
+
+
+def test_identifier_targets_scan_only_new_lines_with_the_whole_payloads_result(shared_transcripts: Path) -> None:
+    from contextlab import load_dataset, load_transcript
+    from contextlab.measure.targets import _identifier_targets
+    from contextlab.measure.text import forget_identifiers, message_payload
+
+    tricky = [
+        "read `src/a.py` and\n`not one` then https://h.org/x\n</output> /tmp/out.txt v1.2.3",
+        "again `src/a.py` and\n`not one` then https://h.org/x\nnew: `lib/b.rs` ab12cd3e",
+        "é src/a.py\n`src/c.py` v2.0.1\r\n#123 ORB-E-1 </b> x/y/z",
+        "`split\nacross` lines https://h.org/x?q=1\nsrc/a.py",
+    ]
+    transcripts = [
+        load_dataset("coding-agent"),
+        load_dataset("support-agent"),
+        *(load_transcript(p) for p in sorted((shared_transcripts / "claude-code").glob("*.jsonl"))[:2]),
+    ]
+    for payloads in [tricky, *([message_payload(m) for m in t.messages] for t in transcripts)]:
+        messages = [{"role": "tool", "content": p} for p in payloads]
+        forget_identifiers()
+        found = [(t.key, t.message_index) for t in _identifier_targets(messages, payloads)]
+        assert found == _identifier_targets_of_whole_payloads(payloads)
