@@ -35,6 +35,7 @@ from contextlab.messages import content_text
 from contextlab.transcripts.model import Transcript
 
 FACT_COLUMNS = schema.names(schema.PROBE_TRACE)
+"""The original retention columns (unchanged names and meaning; declared in :mod:`contextlab.schema`)."""
 MEMO_ROWS = 50_000
 """Row objects whose targets a replay's probe remembers (while the history is unchanged); then it starts over."""
 _VECTOR_MIN = 256
@@ -42,7 +43,6 @@ _VECTOR_MIN = 256
 _DENSE_PER_INCIDENCE = 4
 """Session targets per moved incidence up to which those sums run over every target (else over the
 distinct targets moved, found by a sort)."""
-"""The original retention columns (unchanged names and meaning; declared in :mod:`contextlab.schema`)."""
 
 MEASURE_COLUMNS = schema.names(schema.MEASURE_TRACE)
 """Columns the measurement layer adds after the original ones (``docs/metrics.md`` §Columns)."""
