@@ -11,13 +11,13 @@ import pytest
 
 from contextlab import load_dataset, replay
 from contextlab.cache.observer import CacheObserver
-from contextlab.engine import ContextEngine, Message
+from contextlab.engine import Message
 from contextlab.examples import tool_conversation
 from contextlab.host.observers import RequestView
 from contextlab.measure import MeasureProbe, engine_diagnostics, targets_for
 from contextlab.measure.text import message_payload
 from contextlab.transcripts import GoldFact, Transcript
-from tests.toy_engines import KeepLastEngine
+from tests.toy_engines import KeepLastEngine, SelectingEngine
 
 
 def planted() -> Transcript:
@@ -147,41 +147,22 @@ class Recorder:
         return self
 
 
-class RepeatingEngine(ContextEngine):
+def repeating_engine() -> SelectingEngine:
     """Returns rows more than once (the same objects), a different number of times per request."""
+    calls = [0]
+    marker = {"role": "user", "content": "[marker]"}
 
-    name = "repeating"
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.marker = {"role": "user", "content": "[marker]"}
-
-    def update_from_response(self, usage: dict[str, Any]) -> None:
-        pass
-
-    def should_compress(self, prompt_tokens: int | None = None) -> bool:
-        return False
-
-    def compress(
-        self,
-        messages: list[dict[str, Any]],
-        current_tokens: int | None = None,
-        focus_topic: str | None = None,
-        force: bool = False,
-        memory_context: str = "",
-    ) -> list[dict[str, Any]]:
-        return messages
-
-    def select_context(self, request_messages: list[dict[str, Any]], **kwargs: Any) -> list[dict[str, Any]] | None:
-        self.calls += 1
-        rows = list(request_messages)
+    def choose(rows: list[Message], *_: Any) -> list[Message] | None:
+        calls[0] += 1
+        n = calls[0]
         if len(rows) < 4:
             return None
-        k = self.calls % 4
         middle = rows[len(rows) // 2]
         # A row repeated 0-3 extra times, an old row dropped and later brought back, a marker twice.
-        dropped = rows[:1] + rows[2:] if self.calls % 3 else rows
-        return [*dropped[:-1], *[middle] * k, self.marker, *[self.marker] * (self.calls % 2), dropped[-1]]
+        kept = rows[:1] + rows[2:] if n % 3 else rows
+        return [*kept[:-1], *[middle] * (n % 4), marker, *[marker] * (n % 2), kept[-1]]
+
+    return SelectingEngine(choose)
 
 
 @pytest.mark.parametrize("mode", ["as-shipped", "numpy-sparse", "numpy-dense"])
@@ -194,7 +175,7 @@ def test_incremental_counts_equal_a_full_recount_on_every_request(mode: str, mon
         monkeypatch.setattr(probe, "_DENSE_PER_INCIDENCE", 10**9 if mode == "numpy-dense" else 0)
     t = load_dataset("coding-agent-short")
     engines: list[Any] = ["mask_window", "compressor", "retrieval", "hybrid", "clear_tool_uses", "lcm"]
-    for engine in [*engines, RepeatingEngine()]:
+    for engine in [*engines, repeating_engine()]:
         recorder = Recorder()
         result = replay(t, engine, context_length=16_000, observers=[recorder])
         targets = targets_for(t).targets
