@@ -75,3 +75,26 @@ def test_readme_python_snippet_runs(snippet: str, workdir: Path, monkeypatch: py
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     exec(compile(snippet, "README.md", "exec"), {"__name__": "__readme__"})
+
+
+def test_readme_keeps_every_section_and_names_only_existing_benchmarks() -> None:
+    # A splice of measured tables once cut the README off after the Performance section (the later
+    # benchmarks and all of Development were gone); this notices such a loss.
+    headings = re.findall(r"^## (.+)$", README, re.M)
+    assert headings == [
+        "Quickstart",
+        "Replaying a transcript",
+        "Transcripts: bring your own logs",
+        "Measurements: what an engine forgot, what it costs, and why",
+        "Engines",
+        "Prompt-cache simulation, pricing and calibration",
+        "Sweeps, reports, notebooks and the dashboard",
+        "How the replay works",
+        "The trace",
+        "Performance",
+        "Development",
+    ]
+    assert "`.ci/run`" in README.split("## Development", 1)[1]
+    named = set(re.findall(r"benchmarks/(\w+\.py)", README))
+    assert named and all((REPO / "benchmarks" / name).is_file() for name in named)
+    assert {"scale.py", "probe_overhead.py", "engines_replay.py", "startup.py"} <= named
