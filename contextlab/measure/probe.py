@@ -308,7 +308,7 @@ class MeasureProbe:
         if len(now) != len(ids) or distinct_before != len(before_ids):
             # Some object occurs more than once (an engine returned one marker dict twice): an object in
             # both requests moves counts by the change in its multiplicity.
-            self._repeats_moved(ids, before_ids, now, by_id, left, came)
+            self._repeats_moved(ids, before_ids, by_id, left, came)
         flipped = self._move_counts(left, came, touched) if left or came else []
         return list(map(by_id.__getitem__, ids)), flipped
 
@@ -316,20 +316,17 @@ class MeasureProbe:
     def _repeats_moved(
         ids: list[int],
         before_ids: list[int],
-        now: set[int],
         by_id: dict[int, frozenset[int]],
         left: list[frozenset[int]],
         came: list[frozenset[int]],
     ) -> None:
         """Add to ``left`` and ``came`` the occurrences by which an object in both requests
-        changed its multiplicity (work per object that repeats; in order of first occurrence)."""
+        changed its multiplicity (in order of first occurrence; objects in one request only are
+        already counted with their multiplicities)."""
         after, before = Counter(ids), Counter(before_ids)
-        repeated = {i for i, n in after.items() if n > 1} if len(now) != len(ids) else set()
-        if len(before) != len(before_ids):
-            repeated.update(i for i, n in before.items() if n > 1)
-        for i in filter(repeated.__contains__, after):
+        for i in filter(before.__contains__, after):
             delta = after[i] - before[i]
-            if i in before and delta:
+            if delta:
                 (came if delta > 0 else left).extend([by_id[i]] * abs(delta))
 
     def _fresh_found(self, fresh: list[int], rows: dict[int, Message]) -> list[frozenset[int]]:

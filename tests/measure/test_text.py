@@ -167,24 +167,35 @@ def _identifier_targets_of_whole_payloads(payloads: list[str]) -> list[tuple[str
     return list(seen.items())
 
 
-def test_identifier_targets_scan_only_new_lines_with_the_whole_payloads_result(shared_transcripts: Path) -> None:
-    from contextlab import load_dataset, load_transcript
+def _assert_new_lines_give_the_whole_payloads_result(payloads: list[str]) -> None:
     from contextlab.measure.targets import _identifier_targets
-    from contextlab.measure.text import forget_identifiers, message_payload
+    from contextlab.measure.text import forget_identifiers
 
-    tricky = [
-        "read `src/a.py` and\n`not one` then https://h.org/x\n</output> /tmp/out.txt v1.2.3",
-        "again `src/a.py` and\n`not one` then https://h.org/x\nnew: `lib/b.rs` ab12cd3e",
-        "é src/a.py\n`src/c.py` v2.0.1\r\n#123 ORB-E-1 </b> x/y/z",
-        "`split\nacross` lines https://h.org/x?q=1\nsrc/a.py",
-    ]
+    messages = [{"role": "tool", "content": p} for p in payloads]
+    forget_identifiers()
+    found = [(t.key, t.message_index) for t in _identifier_targets(messages, payloads)]
+    assert found == _identifier_targets_of_whole_payloads(payloads)
+
+
+def test_identifier_targets_of_new_lines_equal_whole_payload_scans_on_edge_cases() -> None:
+    _assert_new_lines_give_the_whole_payloads_result(
+        [
+            "read `src/a.py` and\n`not one` then https://h.org/x\n</output> /tmp/out.txt v1.2.3",
+            "again `src/a.py` and\n`not one` then https://h.org/x\nnew: `lib/b.rs` ab12cd3e",
+            "é src/a.py\n`src/c.py` v2.0.1\r\n#123 ORB-E-1 </b> x/y/z",
+            "`split\nacross` lines https://h.org/x?q=1\nsrc/a.py",
+        ]
+    )
+
+
+def test_identifier_targets_of_new_lines_equal_whole_payload_scans_on_sessions(shared_transcripts: Path) -> None:
+    from contextlab import load_dataset, load_transcript
+    from contextlab.measure.text import message_payload
+
     transcripts = [
         load_dataset("coding-agent"),
         load_dataset("support-agent"),
         *(load_transcript(p) for p in sorted((shared_transcripts / "claude-code").glob("*.jsonl"))[:2]),
     ]
-    for payloads in [tricky, *([message_payload(m) for m in t.messages] for t in transcripts)]:
-        messages = [{"role": "tool", "content": p} for p in payloads]
-        forget_identifiers()
-        found = [(t.key, t.message_index) for t in _identifier_targets(messages, payloads)]
-        assert found == _identifier_targets_of_whole_payloads(payloads)
+    for t in transcripts:
+        _assert_new_lines_give_the_whole_payloads_result([message_payload(m) for m in t.messages])
