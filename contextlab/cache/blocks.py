@@ -2,8 +2,10 @@
 
 A block is what a provider caches at: one tool schema, one system part, one message content part,
 one tool call or one tool result. Each block keeps its exact token count and a digest of the bytes
-as sent (key order kept: providers hash what they receive, caching.md A17). Cumulative hashes make a
-prefix key: ``H[i]`` names everything up to and including block ``i``.
+as sent (key order kept: providers hash what they receive, caching.md A17). A block carries nothing
+about where it sits, so a message's blocks are the same objects wherever an engine moves it; the
+request knows which message each block belongs to (:meth:`RenderedRequest.message_of`). Prefix keys
+(``contextlab.cache.prefix_keys``) name everything up to and including each block.
 
 Token counts are never recomputed here: a message's exact count comes from the host
 (``RequestView.message_tokens``) and is shared among the message's blocks in proportion to their
@@ -17,37 +19,36 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from itertools import accumulate, chain, compress, islice
 from operator import and_, attrgetter, eq, itemgetter, not_
 from typing import Any, NamedTuple, cast
 
+from contextlab.cache.prefix_keys import extend_keys
 from contextlab.engine import Message
 from contextlab.messages import freeze, tool_calls
 
 RUN_KINDS = frozenset({"tool_use", "tool_result"})
 """Kinds whose consecutive runs count as one lookback position (caching.md A6)."""
 _HASH_SIZE = 16
-_EMPTY_HASH = hashlib.blake2b(digest_size=_HASH_SIZE)
 _SMALL = 8  # below this many rows or blocks, plain loops beat the C-level set-up
-_KIND, _TOKENS, _CHARS, _DIGEST = (itemgetter(i) for i in (2, 5, 6, 7))  # fields of a Block
-_ROW_TOKENS, _ROW_BLOCKS, _ROW_INDEX = attrgetter("tokens"), attrgetter("blocks"), attrgetter("index")
+_KIND, _TOKENS, _CHARS, _DIGEST = (itemgetter(i) for i in (2, 4, 5, 6))  # fields of a Block
+_ROW_TOKENS, _ROW_BLOCKS = attrgetter("tokens"), attrgetter("blocks")
 
 
 class Block(NamedTuple):
-    """One cacheable unit of a request.
-
-    A named tuple of plain values: the garbage collector stops tracking such tuples, and a long
-    replay holds thousands of blocks (``docs/performance.md``).
+    """One cacheable unit of a request: what it is, not where it is (a message's blocks are shared
+    by every request that sends the message at the same token count; the request maps blocks to
+    messages, :meth:`RenderedRequest.message_of`).
 
     Attributes:
         section: ``tools``, ``system`` or ``messages``.
         role: Message role (``tool`` for tool schemas, ``system`` for the unseen prefix).
         kind: ``tool``, ``overhead``, ``text``, ``image``, ``tool_use``, ``tool_result``, ``thinking``.
-        message: Index of the message in the request (-1: a tool schema, -2: the unseen prefix).
-        part: Index of the part inside the message (tool calls follow the content parts).
+        part: Index of the part inside its message, or of the tool schema (tool calls follow the
+            content parts).
         tokens: Exact tokens attributed to this block.
         chars: Characters of the block as sent (for character-based prefix models).
         digest: Digest of the block's bytes as sent.
@@ -56,15 +57,10 @@ class Block(NamedTuple):
     section: str
     role: str
     kind: str
-    message: int
     part: int
     tokens: int
     chars: int
     digest: bytes
-
-
-_new_block: Callable[[tuple[str, str, str, int, int, int, int, bytes]], Block] = partial(tuple.__new__, Block)
-"""A block from a tuple of its field values, without the named tuple's Python-level ``__new__``."""
 
 
 class _Part(NamedTuple):
@@ -88,13 +84,14 @@ class RenderedRequest:
         blocks: Blocks in provider order.
         cum_tokens: ``cum_tokens[i]`` = tokens of blocks ``0..i``.
         cum_chars: ``cum_chars[i]`` = characters of blocks ``0..i``.
-        hashes: ``hashes[i]`` = cumulative hash of blocks ``0..i`` (the prefix key).
+        hashes: ``hashes[i]`` = the prefix key of blocks ``0..i`` (``prefix_keys``).
         position_of: For each block, the index of its lookback position (runs of tool_use or of
             tool_result blocks share one position).
         positions: For each position, the block index that ends it.
         total_tokens: Whole-request tokens (blocks plus framing the blocks do not carry).
         overhead_tokens: Tokens of the unseen fixed prefix block (0 if none).
-        message_ends: For each message, the index of its last block (-1 if it has none).
+        message_ends: For each message, the index of its last block (every message has one, so
+            the list is strictly increasing).
         has_images: Some block is an image.
         key: What the blocks before the messages depend on (tools, overhead, system split).
         messages_start: Index of the first message block.
@@ -117,6 +114,17 @@ class RenderedRequest:
 
     def __len__(self) -> int:
         return len(self.blocks)
+
+    def message_of(self, block: int) -> int:
+        """Index of the message that block ``block`` belongs to (-1: a tool schema, -2: the unseen
+        prefix)."""
+        if block < self.messages_start:
+            return -1 if self.blocks[block].section == "tools" else -2
+        return bisect_left(self.message_ends, block)
+
+    def message_start(self, message: int) -> int:
+        """Index of the first block of message ``message``."""
+        return self.message_ends[message - 1] + 1 if message > 0 else self.messages_start
 
 
 def _digest(*parts: bytes) -> bytes:
@@ -172,27 +180,23 @@ def _content_parts(role: str, message: Message, system_split: int | None) -> lis
 
 
 class _Row:
-    """A message's rendering, kept by object identity: its parts, and its blocks at the position
-    and token count it was last placed at (``blocks`` always name ``index``)."""
+    """A message's rendering, kept by object identity: its parts, and its blocks at the token
+    count it was last sent with (the same block objects wherever the message goes)."""
 
-    __slots__ = ("blocks", "index", "message", "parts", "role", "tokens")
+    __slots__ = ("blocks", "message", "parts", "role", "tokens")
 
     def __init__(self, message: Message, parts: tuple[_Part, ...], role: str) -> None:
         self.message = message  # a reference: the id cannot be reused while the row is memoized
         self.parts = parts
         self.role = role
-        self.index = -1
         self.tokens = -1
         self.blocks: list[Block] = []
 
-    def place(self, index: int, tokens: int) -> list[Block]:
-        """The blocks at ``index`` sharing ``tokens`` (rebuilt only if either changed)."""
+    def place(self, tokens: int) -> list[Block]:
+        """The blocks sharing ``tokens`` (rebuilt only if the count changed)."""
         if tokens != self.tokens:
-            self.blocks = _spread(self.parts, tokens, "messages", self.role, index)
-            self.index, self.tokens = index, tokens
-        elif index != self.index:
-            self.blocks = [_new_block((s, r, k, index, p, t, c, d)) for s, r, k, _, p, t, c, d in self.blocks]
-            self.index = index
+            self.blocks = _spread(self.parts, tokens, "messages", self.role)
+            self.tokens = tokens
         return self.blocks
 
 
@@ -255,7 +259,7 @@ class BlockRenderer:
             parts = self._message_parts(message, system_split if message.get("role") == "system" else None)
         role = str(message.get("role") or "")
         section = "system" if role in ("system", "developer") else "messages"
-        built = _spread(parts, tokens, section, role, 0)
+        built = _spread(parts, tokens, section, role)
         self._first = (message, system_split, tokens, parts, built)
         return built
 
@@ -334,10 +338,10 @@ class BlockRenderer:
         blocks: list[Block] = head
         if not head:
             if tool_parts:
-                blocks.extend(_spread(tool_parts, tools_tokens, "tools", "tool", -1))
+                blocks.extend(_spread(tool_parts, tools_tokens, "tools", "tool"))
             if overhead_tokens > 0:
                 digest = _digest(b"overhead\x00", str(overhead_tokens).encode())
-                blocks.append(Block("system", "system", "overhead", -2, 0, overhead_tokens, 0, digest))
+                blocks.append(Block("system", "system", "overhead", 0, overhead_tokens, 0, digest))
             start, message_ends = 0, []
         messages_start = len(blocks) if start == 0 else (previous.messages_start if previous else 0)
         shared_blocks = len(blocks)
@@ -345,7 +349,7 @@ class BlockRenderer:
             blocks.extend(self._first_blocks(messages[0], message_tokens[0], system_split))
             message_ends.append(len(blocks) - 1)
             start = 1
-        self._place_rows(messages[start:], message_tokens[start : len(messages)], start, blocks, message_ends)
+        self._place_rows(messages[start:], message_tokens[start : len(messages)], blocks, message_ends)
         rendered = self._cumulate(blocks, overhead_tokens, total_tokens, shared_blocks if head else None)
         rendered.message_ends = message_ends
         rendered.key = (tool_parts, tools_tokens, overhead_tokens, system_split)
@@ -354,31 +358,25 @@ class BlockRenderer:
         return rendered
 
     def _place_rows(
-        self,
-        messages: Sequence[Message],
-        tokens: Sequence[int],
-        start: int,
-        blocks: list[Block],
-        message_ends: list[int],
+        self, messages: Sequence[Message], tokens: Sequence[int], blocks: list[Block], message_ends: list[int]
     ) -> None:
-        """Append the blocks of ``messages`` (at positions ``start``...).
+        """Append the blocks of ``messages`` and where each message ends.
 
-        A row seen recently costs C-level work only (a lookup, and its blocks copied with their new
-        index: an engine that selects rows moves most of them every request); only objects not in
-        the memo, or whose token count changed, cost Python-level work.
+        A row seen recently costs C-level work only (a lookup, and its very blocks appended: an
+        engine that selects rows moves most of them every request); only objects not in the memo,
+        or whose token count changed, cost Python-level work.
         """
         if len(tokens) != len(messages):
             raise ValueError(f"{len(messages)} messages but {len(tokens)} token counts")
         if len(messages) <= _SMALL:
-            self._place_few(messages, tokens, start, blocks, message_ends)
+            self._place_few(messages, tokens, blocks, message_ends)
             return
         found = list(map(self._rows.get, map(id, messages)))
         if None in found:
             # Rows not in the current generation: found one by one (``index`` is C-level).
             miss = found.index(None)
             while True:
-                row = found[miss] = self._row(messages[miss])
-                row.place(start + miss, tokens[miss])  # so that a new row's count matches below
+                found[miss] = self._row(messages[miss])
                 try:
                     miss = found.index(None, miss + 1)
                 except ValueError:
@@ -388,33 +386,20 @@ class BlockRenderer:
         rows = cast(list[_Row], found)
         if all(map(eq, map(_ROW_TOKENS, rows), tokens)):
             lists = list(map(_ROW_BLOCKS, rows))
-        else:  # a row's count changed: recompute its shares
-            lists = [row.place(i, count) for i, (row, count) in enumerate(zip(rows, tokens, strict=True), start)]
+        else:  # a new row, or a row whose count changed: (re)compute its shares
+            lists = list(map(_Row.place, rows, tokens))
         counts = list(map(len, lists))
-        if all(map(eq, map(_ROW_INDEX, rows), range(start, start + len(rows)))):
-            blocks.extend(chain.from_iterable(lists))  # every row where it was (a full re-render)
-        else:
-            # Moved rows: their blocks again with the new index (the memo keeps the old one, so
-            # this costs no Python-level work per row).
-            section, role, kind, _, part, share, chars, digest = zip(*chain.from_iterable(lists), strict=True)
-            # A row's first block is its part 0: the running count of those is each block's row.
-            index = islice(accumulate(map(not_, part), initial=start - 1), 1, None)
-            blocks.extend(map(_new_block, zip(section, role, kind, index, part, share, chars, digest, strict=True)))
+        blocks.extend(chain.from_iterable(lists))
         message_ends.extend(islice(accumulate(counts, initial=len(blocks) - 1 - sum(counts)), 1, None))
 
     def _place_few(
-        self,
-        messages: Sequence[Message],
-        tokens: Sequence[int],
-        start: int,
-        blocks: list[Block],
-        message_ends: list[int],
+        self, messages: Sequence[Message], tokens: Sequence[int], blocks: list[Block], message_ends: list[int]
     ) -> None:
         """:meth:`_place_rows` for a few rows (an appended turn), one row at a time."""
         rows = self._rows
-        for index, (message, count) in enumerate(zip(messages, tokens, strict=True), start):
+        for message, count in zip(messages, tokens, strict=True):
             row = rows.get(id(message)) or self._row(message)
-            blocks.extend(row.place(index, count))
+            blocks.extend(row.place(count))
             message_ends.append(len(blocks) - 1)
 
     def _cumulate(
@@ -478,7 +463,7 @@ class BlockRenderer:
                     positions.append(i)
                 position_of.append(len(positions) - 1)
                 previous_kind = kind
-        _extend_keys(hashes, map(_DIGEST, new))
+        extend_keys(hashes, list(map(_DIGEST, new)))
         rendered = RenderedRequest(
             blocks=blocks,
             cum_tokens=cum_tokens,
@@ -499,20 +484,6 @@ class BlockRenderer:
         return rendered
 
 
-def _extend_keys(keys: list[bytes], digests: Iterable[bytes]) -> None:
-    """Append the chained prefix keys of blocks with ``digests``: ``H[i] = blake2b(H[i-1] + d[i])``.
-    A copy of an empty 16-byte hasher is cheaper than a new one (no option parsing)."""
-    key = keys[-1] if keys else b""
-    new = _EMPTY_HASH.copy
-    append = keys.append
-    for digest in digests:
-        h = new()
-        h.update(key)
-        h.update(digest)
-        key = h.digest()
-        append(key)
-
-
 def _extend_positions(
     kinds: list[str], before: str | None, start: int, positions: list[int], position_of: list[int]
 ) -> None:
@@ -529,11 +500,11 @@ def _extend_positions(
     positions.extend(ends)
 
 
-def _spread(parts: tuple[_Part, ...], tokens: int, section: str, role: str, message: int) -> list[Block]:
+def _spread(parts: tuple[_Part, ...], tokens: int, section: str, role: str) -> list[Block]:
     """Blocks for ``parts`` sharing ``tokens`` in proportion to their sizes (exact total)."""
     if len(parts) == 1:
         p = parts[0]
-        return [Block(section, role, p.kind, message, 0, tokens, p.chars, p.digest)]
+        return [Block(section, role, p.kind, 0, tokens, p.chars, p.digest)]
     total_chars = sum(p.chars for p in parts if p.counted) or len(parts)
     last_counted = max((i for i, p in enumerate(parts) if p.counted), default=len(parts) - 1)
     out: list[Block] = []
@@ -546,7 +517,7 @@ def _spread(parts: tuple[_Part, ...], tokens: int, section: str, role: str, mess
         else:
             share = tokens * (p.chars or 1) // total_chars
         given += share
-        out.append(Block(section, role, p.kind, message, i, share, p.chars, p.digest))
+        out.append(Block(section, role, p.kind, i, share, p.chars, p.digest))
     return out
 
 

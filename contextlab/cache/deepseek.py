@@ -69,13 +69,10 @@ class DeepSeekProfile(CacheProfile):
             # The previous output becomes a unit if this request replays it right after its input.
             old, size, at = previous
             end = size - 1
-            if 0 <= end < len(hashes) - 1 and hashes[end] == old[end]:
-                nxt = request.blocks[end + 1]
-                stop = end + 1
-                while stop + 1 < len(hashes) and request.blocks[stop + 1].message == nxt.message:
-                    stop += 1
-                if nxt.role == "assistant":
-                    self._unit(hashes[stop], cum[stop], at)
+            # An assistant block is a message block, so message_of names its row.
+            if 0 <= end < len(hashes) - 1 and hashes[end] == old[end] and request.blocks[end + 1].role == "assistant":
+                stop = request.message_ends[request.message_of(end + 1)]
+                self._unit(hashes[stop], cum[stop], at)
         # The last readable unit along the request is the longest: a full unit holds its whole
         # prefix, and an interval unit at block i holds more than any prefix ending before i.
         hit = 0

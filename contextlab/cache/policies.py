@@ -77,8 +77,8 @@ def message_marker_block(request: RenderedRequest, index: int) -> int:
     end = request.message_ends[index]
     if end < 0:
         return -1
-    i = end
-    while i >= 0 and request.blocks[i].message == index:
+    i, first = end, request.message_start(index)
+    while i >= first:
         block = request.blocks[i]
         if block.kind not in ("tool_use", "thinking") and is_markable(block):
             return i
@@ -195,7 +195,7 @@ class HermesCurrent(SystemAnd3):
                 break
             if b.section == "tools":
                 tools.append(i)
-            elif b.message == 0 and b.section == "system":
+            elif b.section == "system" and b.kind != "overhead":  # the system message's blocks
                 system_blocks.append(i)
         if self.tool_plan and split:
             return self._mark([system_blocks[0], tools[-1] if tools else -1, *self._endpoints(request, messages)])
@@ -310,11 +310,11 @@ def apply_policy(
     markers = policy.markers(request, out)
     control = {"type": "ephemeral", **({"ttl": policy.ttl} if policy.ttl != "5m" else {})}
     for marker in markers:
-        block = request.blocks[marker.block]
-        if block.message == -1:
+        block, message = request.blocks[marker.block], request.message_of(marker.block)
+        if message == -1:
             out_tools[block.part]["cache_control"] = dict(control)
-        elif block.message >= 0:
-            _place(out, block.message, block.part, block.kind, control, split if block.message == 0 else None)
+        elif message >= 0:
+            _place(out, message, block.part, block.kind, control, split if message == 0 else None)
     return out, out_tools, markers
 
 

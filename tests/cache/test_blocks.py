@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import random
+import struct
 from typing import Any
 
 from contextlab.cache.blocks import RUN_KINDS, BlockRenderer
+from contextlab.cache.prefix_keys import BASES, PRIMES
 
 from .helpers import msg
 
@@ -35,7 +36,7 @@ def test_order_sections_and_exact_totals() -> None:
         "tool_result",
         "tool_result",
     ]
-    assert sum(b.tokens for b in request.blocks if b.message == 2) == 30
+    assert sum(b.tokens for i, b in enumerate(request.blocks) if request.message_of(i) == 2) == 30
     assert request.cum_tokens[-1] == 11 + 100 + 5 + 7 + 30 + 12
     assert len(request.positions) == len(request.blocks) - 4  # two runs of three collapse to one each
 
@@ -98,10 +99,11 @@ def _reference_keys_and_positions(blocks: list[Any]) -> tuple[list[bytes], list[
     keys: list[bytes] = []
     positions: list[int] = []
     position_of: list[int] = []
-    key = b""
+    lanes = [0, 0, 0, 0]
     for i, block in enumerate(blocks):
-        key = hashlib.blake2b(key + block.digest, digest_size=16).digest()
-        keys.append(key)
+        words = struct.unpack("<4I", block.digest)
+        lanes = [(h * b + d) % p for h, b, d, p in zip(lanes, BASES, words, PRIMES, strict=True)]
+        keys.append(struct.pack("<4I", *lanes))
         if i and block.kind in RUN_KINDS and blocks[i - 1].kind == block.kind:
             positions[-1] = i
         else:
@@ -143,6 +145,8 @@ def test_moved_and_reselected_rows_render_like_fresh_requests() -> None:
         fresh = BlockRenderer().render(messages, tokens, [], 0, system_split=split)
         assert reused.blocks == fresh.blocks
         assert reused.message_ends == fresh.message_ends
+        owners = [i for i, end in enumerate(fresh.message_ends) for _ in range(end + 1 - fresh.message_start(i))]
+        assert [reused.message_of(b) for b in range(len(reused.blocks))] == owners
         assert (reused.cum_tokens, reused.cum_chars) == (fresh.cum_tokens, fresh.cum_chars)
         assert reused.first_image == fresh.first_image
         keys, positions, position_of = _reference_keys_and_positions(fresh.blocks)

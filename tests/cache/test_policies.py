@@ -96,7 +96,7 @@ def test_claude_code_policy_marks_system_project_context_and_last_block() -> Non
     request = renderer.render(messages, [10] * len(messages), [], 0, overhead_tokens=20000)
     markers = ClaudeCodeLike().markers(request, messages)
     assert [request.blocks[m.block].kind for m in markers] == ["overhead", "text", "text"]
-    assert [request.blocks[m.block].message for m in markers] == [-2, 0, 4]
+    assert [request.message_of(m.block) for m in markers] == [-2, 0, 4]
     assert all(m.ttl == "1h" for m in markers)
 
 

@@ -16,7 +16,6 @@ groups and fills the budget in numpy. The selections are the plain computation's
 
 from __future__ import annotations
 
-from collections import Counter
 from itertools import compress
 from operator import not_, or_
 from typing import Any
@@ -28,7 +27,17 @@ from agent.context_engine import ContextEngine
 from contextlab.engines import parts
 
 from .groups import GroupTable
-from .ranking import BM25Index, greedy_fill, query_terms, rank_groups, rank_slots, tokenize
+from .ranking import (
+    BM25Index,
+    TermCounts,
+    elements,
+    greedy_fill,
+    query_terms,
+    rank_groups,
+    rank_slots,
+    term_counts,
+    tokenize,
+)
 
 
 class RetrievalEngine(ContextEngine):
@@ -72,7 +81,7 @@ class RetrievalEngine(ContextEngine):
         self._terms: frozenset[str] = frozenset()  # the query terms of the last selection
         # The term counts of each group's text (tokenized once; the counts, not the token lists, are
         # kept: BM25 reads only term frequencies and lengths, and a long session holds millions of words).
-        self._token_cache: dict[tuple[str, int, int], Counter[str]] = {}
+        self._token_cache: dict[tuple[str, int, int], TermCounts] = {}
         # Incremental state (docs/performance.md): per-row state of the previous request (cumulative
         # estimates, safe cuts; ``_rows`` changes when the rows are not the ones seen before), the
         # older groups (extended as the recent block moves on) and their documents, and the BM25
@@ -225,7 +234,7 @@ class RetrievalEngine(ContextEngine):
                 # The groups of the last ranking plus new ones (the common case): the index holds
                 # exactly the old ones, so nothing leaves and only the new groups are added.
                 for doc in fresh:
-                    index.add_counts(doc, self._token_cache[doc])
+                    index.add_terms(doc, self._token_cache[doc])
                 if fresh:
                     added = np.fromiter(map(index.slot, fresh), dtype=np.int64, count=len(fresh))
                     self._slots = np.concatenate((self._slots, added))
@@ -234,14 +243,14 @@ class RetrievalEngine(ContextEngine):
         self._ranked = None
         live = set(docs)
         if len(live) != n:  # two groups with one document key: score them the plain way
-            documents = [list(self._token_cache[d].elements()) for d in docs]  # BM25 ignores word order
+            documents = [elements(self._token_cache[d]) for d in docs]  # BM25 ignores word order
             return np.array(rank_groups(documents, terms), dtype=np.int64)
         indexed = index.keys()
         for gone in indexed - live:
             index.remove(gone)
         for doc in docs:  # groups that aged out of the recent block since the last ranking
             if doc not in indexed:
-                index.add_counts(doc, self._token_cache[doc])
+                index.add_terms(doc, self._token_cache[doc])
         self._slots = np.fromiter(map(index.slot, docs), dtype=np.int64, count=n)
         self._ranked = (groups.epoch, n)
         return rank_slots(index, self._slots, terms)
@@ -251,7 +260,7 @@ class RetrievalEngine(ContextEngine):
         text = " ".join(parts.content_text(m) for m in messages[start:end])
         cache_key = (key, len(text), hash(text))
         if cache_key not in self._token_cache:
-            self._token_cache[cache_key] = Counter(tokenize(text))
+            self._token_cache[cache_key] = term_counts(tokenize(text))
         return cache_key
 
     def _emit(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import Counter, deque
-from itertools import repeat
+from functools import partial
+from itertools import chain, repeat
 from typing import Any
 
 import bm25s
@@ -30,6 +32,23 @@ _STOPWORDS = frozenset(STOPWORDS_EN)
 def tokenize(text: str) -> list[str]:
     """Lowercased word tokens of ``text`` without English stopwords (bm25s' tokenizer)."""
     return [t for t in _SPLIT(text.lower()) if t not in _STOPWORDS]
+
+
+TermCounts = tuple[tuple[str, ...], "array[int]"]
+"""A document's distinct terms and how often each occurs. A tuple of strings and an ``array``: the
+garbage collector stops tracking it, where a ``Counter`` per document (a long session indexes
+thousands) would be traversed by every full collection."""
+
+
+def term_counts(tokens: list[str]) -> TermCounts:
+    """The :data:`TermCounts` of a token list (terms in order of first occurrence)."""
+    counts = Counter(tokens)
+    return tuple(counts), array("q", counts.values())
+
+
+def elements(document: TermCounts) -> list[str]:
+    """Each term of ``document`` as often as it occurs (grouped by term: BM25 ignores word order)."""
+    return list(chain.from_iterable(map(repeat, *document)))
 
 
 def query_terms(
@@ -160,25 +179,25 @@ class BM25Index:
     """An incremental BM25 index giving the same scores as ``bm25s.BM25()`` built from scratch.
 
     ``bm25s`` (Lucene variant, ``k1=1.5``, ``b=0.75``, float32 scores) has no way to add or drop a
-    document, and rebuilding it for every request made ``retrieval`` quadratic. This index keeps term
-    counts per document and postings per term (with their arrays kept in buffers extended as the
-    postings grow), so adding a turn group costs its own length and a query costs the postings of
-    its terms in numpy. The arithmetic follows ``bm25s`` operation by operation (float64
-    term-frequency part, float32 idf and stored scores, float32 sums in query order), so the scores
-    are identical (``tests/plugins/test_incremental_engines.py`` compares them). No query term is
-    skipped: Lucene's idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` is positive for every ``df <= N``.
+    document, and rebuilding it for every request made ``retrieval`` quadratic. This index keeps
+    postings per term, (slot, term frequency) pairs in an ``array`` (not traversed by the garbage
+    collector), with their numpy form kept in buffers extended as the postings grow, so adding a
+    turn group costs its own length and a query costs the postings of its terms in numpy. The
+    arithmetic follows ``bm25s`` operation by operation (float64 term-frequency part, float32 idf
+    and stored scores, float32 sums in query order), so the scores are identical
+    (``tests/plugins/test_incremental_engines.py`` compares them). No query term is skipped:
+    Lucene's idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` is positive for every ``df <= N``.
     """
 
     K1 = 1.5
     B = 0.75
 
     def __init__(self) -> None:
-        self._docs: dict[Any, tuple[Counter[str], int, int]] = {}  # key -> (counts, length, slot)
-        self._slot_counts: list[Counter[str]] = []  # per slot (ever given): its document's term counts
-        self._slot_lengths: list[int] = []  # per slot: its document's length
-        # Per term: the slots of its documents in the order they arrived (its postings), and their
-        # (slots, tf, B * lengths) as arrays, extended as documents arrive and dropped on a removal.
-        self._term_slots: dict[str, list[int]] = {}
+        self._docs: dict[Any, tuple[tuple[str, ...], int, int]] = {}  # key -> (terms, length, slot)
+        self._slot_lengths = array("q")  # per slot (ever given): its document's length
+        # Per term: (slot, tf) of its documents in the order they arrived (its postings), and their
+        # (slots, tf, B * lengths) as numpy arrays, extended as documents arrive, dropped on a removal.
+        self._postings: dict[str, array[int]] = {}
         self._arrays: dict[str, tuple[int, Any, Any, Any]] = {}  # term -> (count, buffers)
         self._total_length = 0
         self._next_slot = 0
@@ -195,56 +214,58 @@ class BM25Index:
 
     def add(self, key: Any, tokens: list[str]) -> None:
         """Index one document (an empty one counts as the single empty token, as in ``bm25s``)."""
-        self.add_counts(key, Counter(tokens))
+        self.add_terms(key, term_counts(tokens))
 
-    def add_counts(self, key: Any, counts: Counter[str]) -> None:
-        """:meth:`add` of a document given by its term counts (kept, not copied: do not change it)."""
+    def add_terms(self, key: Any, document: TermCounts) -> None:
+        """:meth:`add` of a document given by its :data:`TermCounts`."""
         if key in self._docs:
             return
-        length = counts.total()
+        terms, counts = document
+        length = sum(counts)
         if not length:
-            counts, length = Counter([""]), 1
+            terms, counts, length = ("",), array("q", (1,)), 1
         slot = self._next_slot
-        self._docs[key] = (counts, length, slot)
-        self._slot_counts.append(counts)
+        self._docs[key] = (terms, length, slot)
         self._slot_lengths.append(length)
         self._next_slot += 1
         self._total_length += length
-        # Append the slot to each of its terms' postings in C (a group holds hundreds of distinct
-        # terms); a term's counts and lengths are read when a query first needs its arrays.
-        postings = map(self._term_slots.setdefault, counts, iter(list, None))
-        deque(map(list.append, postings, repeat(slot)), maxlen=0)
+        # Append (slot, tf) to each of its terms' postings in C (a group holds hundreds of distinct
+        # terms); the lengths are read when a query first needs a term's arrays.
+        postings = map(self._postings.setdefault, terms, iter(partial(array, "q"), None))
+        deque(map(array.extend, postings, zip(repeat(slot), counts)), maxlen=0)
 
     def remove(self, key: Any) -> None:
         found = self._docs.pop(key, None)
         if found is None:
             return
-        counts, length, slot = found
+        terms, length, slot = found
         self._slot_cache = (None, None)  # a key added again gets a new slot
         self._total_length -= length
-        for term in counts:
+        for term in terms:
             self._arrays.pop(term, None)
-            kept = [s for s in self._term_slots[term] if s != slot]
-            if kept:
-                self._term_slots[term] = kept
+            pairs = np.array(self._postings[term], dtype=np.int64).reshape(-1, 2)
+            kept = pairs[pairs[:, 0] != slot]
+            if len(kept):
+                self._postings[term] = array("q", kept.ravel().tolist())
             else:
-                del self._term_slots[term]
+                del self._postings[term]
 
     def _term_arrays(self, term: str) -> tuple[Any, Any, Any]:
         """A term's postings as arrays: slots, term frequencies (float32) and ``B * length``
         (float64, the same product the score formula takes, so computing it once is exact)."""
-        slots = self._term_slots[term]
-        n = len(slots)
+        posting = self._postings[term]
+        n = len(posting) // 2
         found = self._arrays.get(term)
         done = found[0] if found is not None and found[0] <= n else 0
         if found is None or done != n:
             # Documents only arrive at the end of a postings list (a removal drops the arrays):
             # the new tail is converted and written into buffers that grow by doubling, so a common
             # term costs its new postings, not a copy of all of them per query.
-            fresh = slots[done:]
-            slot_counts = self._slot_counts
-            new_tf = np.array([slot_counts[s][term] for s in fresh], dtype=np.float32)
-            new_lengths = self.B * np.array(list(map(self._slot_lengths.__getitem__, fresh)), dtype=np.int64)
+            pairs = np.array(posting[2 * done :], dtype=np.int64).reshape(-1, 2)
+            fresh = pairs[:, 0]
+            new_tf = pairs[:, 1].astype(np.float32)
+            # A view of the lengths for one lookup (dropped at once: an exported array cannot grow).
+            new_lengths = self.B * np.frombuffer(self._slot_lengths, dtype=np.int64)[fresh]
             buffers: tuple[Any, Any, Any]
             if found is None or not done or n > len(found[1]):
                 capacity = n if found is None or not done else 2 * n
@@ -284,9 +305,9 @@ class BM25Index:
         idfs: list[Any] = []
         columns: list[tuple[Any, Any, Any]] = []
         for term in terms:
-            posting = self._term_slots.get(term)
+            posting = self._postings.get(term)
             if posting:
-                df = len(posting)
+                df = len(posting) // 2
                 idfs.append(np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5))))
                 columns.append(self._term_arrays(term))
         if columns:
