@@ -134,12 +134,9 @@ class AnthropicProfile(CacheProfile):
         store = self.store
         read, read_key = 0, b""
         for marker in markers:
-            for candidate in self._candidates(request, marker.block):
-                entry = store.readable(hashes[candidate], t)
-                if entry is not None:
-                    if cum[candidate] > read:
-                        read, read_key = cum[candidate], hashes[candidate]
-                    break
+            candidate = store.first_readable(hashes, self._candidates(request, marker.block), t)
+            if candidate >= 0 and cum[candidate] > read:
+                read, read_key = cum[candidate], hashes[candidate]
         if read_key:
             store.touch(read_key, t)
         writes = [m for m in markers if cum[m.block] >= self.min_tokens and cum[m.block] > read]

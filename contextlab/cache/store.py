@@ -8,6 +8,7 @@ begun (A13), so parallel requests with the same prefix all miss.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import NamedTuple
 
@@ -117,6 +118,17 @@ class CacheStore:
         if entry is None or not entry.readable(t):
             return None
         return entry
+
+    def first_readable(self, keys: Sequence[bytes], at: Iterable[int], t: float) -> int:
+        """The first of the block indices ``at`` whose key in ``keys`` can be read at ``t`` (-1:
+        none); :meth:`readable` of each in turn, with the pending refresh applied once."""
+        self._settle()
+        get = self._entries.get
+        for i in at:
+            entry = get(keys[i])
+            if entry is not None and entry.ready_at <= t < entry.last_used + entry.ttl:
+                return i
+        return -1
 
     def readable_at(self, key: bytes, index: int, t: float) -> bool:
         """Whether ``key``, the prefix key of block ``index`` of a prompt, can be read at ``t``."""
