@@ -293,8 +293,12 @@ class MeasureProbe:
         no count and costs no Python step; the counts change only by the occurrences that left or
         came, found by C-level set passes over the ids (``Counter``s when an object repeats).
         """
-        previous_rows = self._previous[keep:]
         ids = list(map(id, suffix))
+        if keep >= len(self._previous):
+            # Nothing left (an appended turn, the common case): every row of the suffix came.
+            came = self._fresh_found(ids, dict(zip(ids, suffix, strict=True))) if ids else []
+            return came, self._move_counts([], came, touched) if came else []
+        previous_rows = self._previous[keep:]
         before_ids = list(map(id, previous_rows))
         by_id = dict(zip(before_ids, self._previous_found[keep:], strict=False))
         now = set(ids)
