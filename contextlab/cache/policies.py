@@ -74,9 +74,7 @@ def last_markable(request: RenderedRequest, upto: int | None = None) -> int:
 
 def message_marker_block(request: RenderedRequest, index: int) -> int:
     """Where the host puts a message's marker: the last content part, else the message's last block."""
-    end = request.message_ends[index]
-    if end < 0:
-        return -1
+    end = request.message_ends[index]  # every message has a block
     i, first = end, request.message_start(index)
     while i >= first:
         block = request.blocks[i]

@@ -45,7 +45,7 @@ class _Powers:
 
     def ensure(self, n: int) -> None:
         while len(self.up) < n:
-            # Row k + n is row k times B**n (and B**-size): one product per doubling.
+            # Row k + m is row k times B**m (B**-m below), m the rows so far: one product per doubling.
             step_up = self.up[-1] * _B % _P
             step_down = self.down[-1] * _B_INVERSE % _P
             self.up = np.concatenate((self.up, self.up * step_up % _P))

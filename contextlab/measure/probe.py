@@ -828,10 +828,7 @@ def _labelled(
     if data is None:
         return _empty_labelled(tuple(columns), tuple(labels.items())).copy()
     if isinstance(data, list):  # rows (a few per compaction): pandas infers each column
-        frame = pd.DataFrame(data, columns=columns)
-        for name, value in reversed(list(labels.items())):
-            frame.insert(0, name, value)
-        return frame
+        return _insert_labels(pd.DataFrame(data, columns=columns), tuple(labels.items()))
     n = len(data[columns[0]])
     lead = {name: np.full(n, value, dtype=object) for name, value in labels.items()}
     return pd.DataFrame({**lead, **data}, columns=[*labels, *columns])
@@ -839,7 +836,10 @@ def _labelled(
 
 @functools.lru_cache(maxsize=64)
 def _empty_labelled(columns: tuple[str, ...], labels: tuple[tuple[str, Any], ...]) -> pd.DataFrame:
-    frame = pd.DataFrame([], columns=list(columns))
+    return _insert_labels(pd.DataFrame([], columns=list(columns)), labels)
+
+
+def _insert_labels(frame: pd.DataFrame, labels: tuple[tuple[str, Any], ...]) -> pd.DataFrame:
     for name, value in reversed(labels):
         frame.insert(0, name, value)
     return frame

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import random
-import struct
 from typing import Any
 
 from contextlab.cache.blocks import RUN_KINDS, BlockRenderer
-from contextlab.cache.prefix_keys import BASES, PRIMES
 
-from .helpers import msg
+from .helpers import msg, plain_prefix_keys
 
 CALLS = [{"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in range(3)]
 
@@ -96,14 +94,10 @@ def test_reasoning_content_is_hashed_but_takes_no_tokens() -> None:
 
 def _reference_keys_and_positions(blocks: list[Any]) -> tuple[list[bytes], list[int], list[int]]:
     """Prefix keys and lookback positions computed block by block, the plain way."""
-    keys: list[bytes] = []
     positions: list[int] = []
     position_of: list[int] = []
-    lanes = [0, 0, 0, 0]
+    keys = plain_prefix_keys([block.digest for block in blocks])
     for i, block in enumerate(blocks):
-        words = struct.unpack("<4I", block.digest)
-        lanes = [(h * b + d) % p for h, b, d, p in zip(lanes, BASES, words, PRIMES, strict=True)]
-        keys.append(struct.pack("<4I", *lanes))
         if i and block.kind in RUN_KINDS and blocks[i - 1].kind == block.kind:
             positions[-1] = i
         else:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import random
-import struct
 
 from contextlab.cache.prefix_keys import BASES, PRIMES, extend_keys
+
+from .helpers import plain_prefix_keys
 
 
 def _factors(n: int) -> set[int]:
@@ -19,15 +20,6 @@ def _factors(n: int) -> set[int]:
     return found | ({n} if n > 1 else set())
 
 
-def _plain_keys(digests: list[bytes]) -> list[bytes]:
-    lanes, keys = [0, 0, 0, 0], []
-    for digest in digests:
-        words = struct.unpack("<4I", digest)
-        lanes = [(h * b + d) % p for h, b, d, p in zip(lanes, BASES, words, PRIMES, strict=True)]
-        keys.append(struct.pack("<4I", *lanes))
-    return keys
-
-
 def test_each_lane_is_a_prime_under_2_31_with_a_primitive_root_base() -> None:
     for p, b in zip(PRIMES, BASES, strict=True):
         assert 2**30 < p < 2**31 and _factors(p) == {p}
@@ -38,7 +30,7 @@ def test_each_lane_is_a_prime_under_2_31_with_a_primitive_root_base() -> None:
 def test_keys_are_the_same_however_the_blocks_arrive() -> None:
     rng = random.Random(11)
     digests = [hashlib.blake2b(rng.randbytes(8), digest_size=16).digest() for _ in range(700)]
-    expected = _plain_keys(digests)
+    expected = plain_prefix_keys(digests)
     for _ in range(40):
         keys: list[bytes] = []
         at = 0

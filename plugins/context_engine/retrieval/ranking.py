@@ -35,9 +35,10 @@ def tokenize(text: str) -> list[str]:
 
 
 TermCounts = tuple[tuple[str, ...], "array[int]"]
-"""A document's distinct terms and how often each occurs. A tuple of strings and an ``array``: the
-garbage collector stops tracking it, where a ``Counter`` per document (a long session indexes
-thousands) would be traversed by every full collection."""
+"""A document's distinct terms and how often each occurs. A tuple of strings (untracked by the garbage
+collector once seen) and an ``array`` (one object to it, whose elements it never visits), where a
+``Counter`` per document (a long session indexes thousands) had every key and count visited by every
+full collection."""
 
 
 def term_counts(tokens: list[str]) -> TermCounts:
@@ -180,8 +181,8 @@ class BM25Index:
 
     ``bm25s`` (Lucene variant, ``k1=1.5``, ``b=0.75``, float32 scores) has no way to add or drop a
     document, and rebuilding it for every request made ``retrieval`` quadratic. This index keeps
-    postings per term, (slot, term frequency) pairs in an ``array`` (not traversed by the garbage
-    collector), with their numpy form kept in buffers extended as the postings grow, so adding a
+    postings per term, (slot, term frequency) pairs in an ``array`` (whose elements the garbage
+    collector never visits), with their numpy form kept in buffers extended as the postings grow, so adding a
     turn group costs its own length and a query costs the postings of its terms in numpy. The
     arithmetic follows ``bm25s`` operation by operation (float64 term-frequency part, float32 idf
     and stored scores, float32 sums in query order), so the scores are identical
