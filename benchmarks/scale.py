@@ -18,7 +18,9 @@ middle, the 1x children all through it), so a drift over the block moves every s
 floor is the time to tokenize every distinct text of the session once; every child times it just
 before its replay, and the floor at each size is the median of all of that size's timings over the
 run, taken like the cells themselves. A linear replay keeps ``cpu / floor`` flat: the final table
-gives each size's ratio over the 1x ratio (target: at most 1.5). With ``--memory-check N`` it also
+gives each size's ratio over the 1x ratio (target: at most 1.5), and the mean rows per request past the
+prefix it shares with the previous request (``suffix/req``: the rows every layer looks at one by one,
+which the floor does not count). With ``--memory-check N`` it also
 replays the first N requests of enough copies through ``passthrough`` (without and with the cache
 profile) and reports the peak memory growth (target: under 500 MB).
 """
@@ -67,7 +69,12 @@ def run_child(
         cpu = time.process_time() - started
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         report = {"floor": floor, "cpu": cpu, "mb": (peak - before) / 1024}
-        return json.dumps({**report, "requests": len(result.trace), "ok": result.status})
+        # Rows per request after the prefix shared with the previous request: what the host, the
+        # cache model and the probe look at row by row. An engine whose requests reshuffle more rows
+        # as the session grows (at equal tokens) does work the text floor does not grow with.
+        trace = result.trace
+        rows = float((trace["n_messages"] - trace["prefix_messages"]).mean()) if len(trace) else 0.0
+        return json.dumps({**report, "requests": len(result.trace), "rows": rows, "ok": result.status})
 
     ok, report = in_fork(measure)
     found: dict[str, Any] = json.loads(report) if ok else {"error": report}
@@ -104,6 +111,7 @@ def block(
                 "cpu": statistics.median(float(r["cpu"]) for r in found),
                 "mb": max(float(r["mb"]) for r in found),
                 "requests": found[0]["requests"],
+                "rows": found[0]["rows"],
                 "floors": [float(r["floor"]) for r in found],
                 "children": len(found),
             }
@@ -187,7 +195,10 @@ def main() -> None:
                 print(f"  {engine} {label} {k}x: {found['cpu']:.2f} CPU s", flush=True)
     floor = {k: statistics.median(v) for k, v in floors.items() if v}
     print("floor (median over the run): " + ", ".join(f"{k}x {floor[k]:.3f} s ({len(floors[k])})" for k in floor))
-    print(f"{'engine':<16}{'cache':<7}{'size':>5}{'requests':>9}{'cpu s':>9}{'peak MB':>9}{'/floor':>8}{'vs 1x':>7}")
+    print(
+        f"{'engine':<16}{'cache':<7}{'size':>5}{'requests':>9}{'suffix/req':>11}{'cpu s':>9}{'peak MB':>9}"
+        f"{'/floor':>8}{'vs 1x':>7}"
+    )
     worst = 0.0
     first: dict[tuple[str, str], float] = {}
     for engine, label, k, found in cells:
@@ -195,7 +206,7 @@ def main() -> None:
         growth = ratio / first.setdefault((engine, label), ratio)
         worst = max(worst, growth)
         print(
-            f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['cpu']:>9.2f}"
+            f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['rows']:>11.0f}{found['cpu']:>9.2f}"
             f"{found['mb']:>9.0f}{ratio:>8.1f}{growth:>7.2f}"
         )
     verdict = "within" if worst <= LIMIT else "OVER"
