@@ -73,8 +73,8 @@ def run_child(
         # cache model and the probe look at row by row. An engine whose requests reshuffle more rows
         # as the session grows (at equal tokens) does work the text floor does not grow with.
         trace = result.trace
-        rows = float((trace["n_messages"] - trace["prefix_messages"]).mean()) if len(trace) else 0.0
-        return json.dumps({**report, "requests": len(result.trace), "rows": rows, "ok": result.status})
+        suffix = float((trace["n_messages"] - trace["prefix_messages"]).mean()) if len(trace) else 0.0
+        return json.dumps({**report, "requests": len(trace), "suffix_rows": suffix, "ok": result.status})
 
     ok, report = in_fork(measure)
     found: dict[str, Any] = json.loads(report) if ok else {"error": report}
@@ -111,7 +111,7 @@ def block(
                 "cpu": statistics.median(float(r["cpu"]) for r in found),
                 "mb": max(float(r["mb"]) for r in found),
                 "requests": found[0]["requests"],
-                "rows": found[0]["rows"],
+                "suffix_rows": found[0]["suffix_rows"],
                 "floors": [float(r["floor"]) for r in found],
                 "children": len(found),
             }
@@ -206,7 +206,7 @@ def main() -> None:
         growth = ratio / first.setdefault((engine, label), ratio)
         worst = max(worst, growth)
         print(
-            f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['rows']:>11.0f}{found['cpu']:>9.2f}"
+            f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['suffix_rows']:>11.0f}{found['cpu']:>9.2f}"
             f"{found['mb']:>9.0f}{ratio:>8.1f}{growth:>7.2f}"
         )
     verdict = "within" if worst <= LIMIT else "OVER"
