@@ -22,8 +22,8 @@ import json
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, compress, islice
-from operator import and_, attrgetter, eq, itemgetter, not_
+from itertools import accumulate, chain, compress, count, islice
+from operator import and_, attrgetter, eq, itemgetter, ne, not_
 from typing import Any, NamedTuple, cast
 
 from contextlab.cache.prefix_keys import extend_keys
@@ -384,10 +384,12 @@ class BlockRenderer:
         # No identity check needed: a row in the current generation pins its message, so no other
         # object can have its id (``_row`` checks the older generation's).
         rows = cast(list[_Row], found)
-        if all(map(eq, map(_ROW_TOKENS, rows), tokens)):
-            lists = list(map(_ROW_BLOCKS, rows))
-        else:  # a new row, or a row whose count changed: (re)compute its shares
-            lists = list(map(_Row.place, rows, tokens))
+        # A new row, or a row whose count changed, (re)computes its shares; the others' blocks are
+        # taken as they are (a reshuffled request has a few such rows among hundreds). The rows to
+        # place are found first: one object may occur twice, at two counts.
+        lists = list(map(_ROW_BLOCKS, rows))
+        for i in list(compress(count(), map(ne, map(_ROW_TOKENS, rows), tokens))):
+            lists[i] = rows[i].place(tokens[i])
         counts = list(map(len, lists))
         blocks.extend(chain.from_iterable(lists))
         message_ends.extend(islice(accumulate(counts, initial=len(blocks) - 1 - sum(counts)), 1, None))
@@ -397,9 +399,9 @@ class BlockRenderer:
     ) -> None:
         """:meth:`_place_rows` for a few rows (an appended turn), one row at a time."""
         rows = self._rows
-        for message, count in zip(messages, tokens, strict=True):
+        for message, tokens_sent in zip(messages, tokens, strict=True):
             row = rows.get(id(message)) or self._row(message)
-            blocks.extend(row.place(count))
+            blocks.extend(row.place(tokens_sent))
             message_ends.append(len(blocks) - 1)
 
     def _cumulate(

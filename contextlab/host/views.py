@@ -279,7 +279,7 @@ class EngineViews:
             columns, recheck, snapshots = self._incremental(result)
         else:
             columns = self._resolved(result)
-            recheck, snapshots = self._rechecks(result, 0)
+            recheck, snapshots = self._rechecks(self._entries_of(result), 0)
         self._last = _LastSelection(list(result), columns, recheck, snapshots, self._epoch)
         self._forget_built(result, sum(map(is_not, snapshots, repeat(None))))
         wires, exact, rough, signatures = columns
@@ -302,9 +302,10 @@ class EngineViews:
             differs = map(ne, map(result.__getitem__, positions), last.snapshots[:cut])
             shared = next(compress(positions, differs), shared)
         if not shared:
-            return self._looked_up(result), *self._rechecks(result, 0)
+            columns, found = self._looked_up(result)
+            return columns, *self._rechecks(found, 0)
         assert last is not None
-        wires, exact, rough, signatures = self._looked_up(result[shared:])
+        (wires, exact, rough, signatures), found = self._looked_up(result[shared:])
         old_wires, old_exact, old_rough, old_signatures = last.columns
         columns = (
             old_wires[:shared] + wires,
@@ -313,14 +314,14 @@ class EngineViews:
             old_signatures[:shared] + signatures,
         )
         cut = bisect_left(last.recheck, shared)
-        recheck, snapshots = self._rechecks(result, shared)
+        recheck, snapshots = self._rechecks(found, shared)
         return columns, last.recheck[:cut] + recheck, last.snapshots[:cut] + snapshots
 
-    def _rechecks(self, result: list[Message], start: int) -> tuple[list[int], list[Message | None]]:
-        """Positions from ``start`` of the rows of ``result`` that are not pristine handed-out
-        copies, with the snapshot of each built one (None for the others). Run after the rows were
-        looked up, so every built row has its entry."""
-        found = list(map(self._entries.get, map(id, result[start:]), repeat(_NO_ENTRY)))
+    def _rechecks(self, found: list[_Entry], start: int) -> tuple[list[int], list[Message | None]]:
+        """Positions (counted from ``start``) of the rows whose entries are ``found`` that are not
+        pristine handed-out copies, with the snapshot of each built one (None for the others).
+        ``found`` is what :meth:`_looked_up` returns: the entries after the lookup, so every built
+        row has its entry."""
         # A handed-out copy's entry has no snapshot; a built row's has one; a row without an
         # entry (a conversation row) is _NO_ENTRY, whose snapshot is None too.
         snapshots = list(map(itemgetter(5), found))
@@ -328,12 +329,17 @@ class EngineViews:
         positions = list(compress(count(start), map(not_, handed)))
         return positions, [snapshots[i - start] for i in positions]
 
-    def _looked_up(self, result: list[Message]) -> _Columns:
-        """:meth:`selection`'s columns when every handed-out row is pristine: each row's entry is
-        looked up by identity in one C-level pass; only rows without one (new rows, rows from
-        another view, engine-built rows changed since) go through :meth:`_resolve`."""
+    def _entries_of(self, result: list[Message]) -> list[_Entry]:
+        """Each row's entry (:data:`_NO_ENTRY` for a row without one), by identity, at C level."""
+        return list(map(self._entries.get, map(id, result), repeat(_NO_ENTRY)))
+
+    def _looked_up(self, result: list[Message]) -> tuple[_Columns, list[_Entry]]:
+        """:meth:`selection`'s columns when every handed-out row is pristine, and each row's entry
+        after the lookup (for :meth:`_rechecks`). Each row's entry is looked up by identity in one
+        C-level pass; only rows without one (new rows, rows from another view, engine-built rows
+        changed since) go through :meth:`_resolve`, and only their entries are looked up again."""
         n = len(result)
-        found = list(map(self._entries.get, map(id, result), repeat(_NO_ENTRY)))
+        found = self._entries_of(result)
         # One pass per column needed (each entry's items are touched once, not unpacked whole).
         wires, exact, rough, signatures = (list(map(itemgetter(k), found)) for k in (1, 2, 3, 4))
         snapshots = list(map(itemgetter(5), found))
@@ -349,9 +355,11 @@ class EngineViews:
             for i in compress(range(n), map(eq, exact, repeat(UNCOUNTED))):
                 if known[i]:
                     exact[i] = self._counted(result[i], found[i][6])
+        entries = self._entries
         for i in compress(range(n), map(not_, known)):
             _, wires[i], exact[i], rough[i], signatures[i] = self._resolve(result[i], True)
-        return wires, exact, rough, signatures
+            found[i] = entries.get(id(result[i]), _NO_ENTRY)
+        return (wires, exact, rough, signatures), found
 
     def _counted(self, clone: Message, i: int) -> int:
         """History row ``i``'s exact tokens, counted now, also noted in its entry and column."""
