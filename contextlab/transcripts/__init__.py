@@ -64,6 +64,8 @@ def load_transcripts(path: str | Path) -> list[Transcript]:
     finally:
         if paused:
             gc.enable()
+    if not found:  # e.g. recorded requests whose message lists are all empty: nothing to replay
+        raise TranscriptError(str(path), None, "no conversation: the file holds no message to replay")
     for transcript in found:
         record_violations(transcript)
     return found

@@ -20,7 +20,7 @@ from typing import Any
 
 from contextlab.errors import TranscriptError
 from contextlab.messages import content_text, tool_call_arguments, tool_calls
-from contextlab.transcripts.io import decode_text, read_bytes
+from contextlab.transcripts.io import decode_text, jsonl_lines, read_bytes
 from contextlab.transcripts.model import GoldFact, Transcript
 
 CATEGORIES = ("recall", "artifact", "continuation", "decision")
@@ -87,7 +87,7 @@ def _entries(source: str, text: str) -> list[tuple[str, Any]]:
             raise TranscriptError(source, None, f"invalid JSON: {error}") from None
         return [(f"fact {i}", v) for i, v in enumerate(values)]
     out = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:

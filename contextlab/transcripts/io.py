@@ -98,10 +98,17 @@ def parse_json(path: Path, text: str) -> Any:
         raise TranscriptError(str(path), None, "invalid JSON: nested too deeply to be a transcript") from None
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text. Records end at ``\n`` only: ``str.splitlines`` also breaks
+    at characters a JSON string may hold raw (U+0085, U+2028, form feed, ...), which would cut a
+    record in two; the ``\r`` of a CRLF file is JSON whitespace."""
+    return text.split("\n")
+
+
 def parse_jsonl(path: Path, text: str) -> list[tuple[int, Any]]:
     """Parse JSON Lines into ``(line number, value)`` pairs, skipping blank lines."""
     rows: list[tuple[int, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if not line or line.isspace():  # isspace stops at the first character; strip() would copy the line
             continue
         try:

@@ -9,6 +9,7 @@ argument deltas joined, usage from the start and delta events merged).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from contextlab.engine import Message
@@ -25,6 +26,9 @@ from contextlab.transcripts.issues import ImportLog
 from contextlab.transcripts.model import RecordedUsage
 from contextlab.transcripts.openai_chat import check_message, usage_from_openai
 from contextlab.transcripts.per_request import Step
+
+_SSE_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""Server-sent events end lines at CRLF, LF or CR only (a ``data:`` JSON string may hold U+2028 raw)."""
 
 ANTHROPIC_ONLY_BLOCKS = (
     "tool_use",
@@ -175,7 +179,7 @@ def _index(event: dict[str, Any]) -> int:
 
 def _sse_data(text: str) -> list[dict[str, Any]]:
     events = []
-    for line in text.splitlines():
+    for line in _SSE_LINE_BREAK.split(text):
         if not line.startswith("data:"):
             continue
         payload = line[5:].strip()

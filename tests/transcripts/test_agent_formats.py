@@ -63,6 +63,19 @@ def test_sharegpt_response_id_wins_when_it_is_unique(tmp_path: Path) -> None:
     assert [(m["tool_call_id"], m["content"]) for m in t.messages[2:]] == [("b", "B"), ("a", "A")]
 
 
+def test_streamed_text_may_hold_characters_splitlines_breaks_at(tmp_path: Path) -> None:
+    # An SSE line ends at CR or LF only; a data: payload written without ASCII escaping may hold
+    # U+2028 or U+0085 raw inside a JSON string.
+    kind, entries = SAMPLES["claude-trace"]
+    stream = entries[0]["response"]["body_raw"].replace('"text": "Listing."', '"text": "List\u2028ing\x85."')
+    assert "\u2028" in stream
+    entry = {**entries[0], "response": {**entries[0]["response"], "body_raw": stream}}
+    path = tmp_path / "trace.jsonl"
+    path.write_text(render(kind, [entry]))
+    (t,) = load_transcripts(path)
+    assert t.messages[1]["content"] == "List\u2028ing\x85."
+
+
 def test_claude_trace_rebuilds_one_conversation_with_usage(tmp_path: Path) -> None:
     (t,) = _load(tmp_path, "claude-trace")
     assert t.source_format == "claude-trace" and t.system_prompt == "You are a coding agent."

@@ -113,6 +113,26 @@ def test_missing_empty_and_truncated_gzip_files(tmp_path: Path) -> None:
         load_transcript(tmp_path.joinpath("bin.json").write_bytes(b"\xff\xfe[") and tmp_path / "bin.json")
 
 
+def test_a_file_with_no_conversation_is_an_error_not_an_empty_list(tmp_path: Path) -> None:
+    # A recorded provider call whose message list is empty held nothing to replay: loading it used
+    # to give [] silently, and converting that wrote a file no loader accepts.
+    call = write(tmp_path / "call.json", json.dumps({"request": {"messages": []}}))
+    with pytest.raises(TranscriptError, match=r"call\.json: no conversation"):
+        load_transcripts(call)
+
+
+@pytest.mark.parametrize("breaker", ["\x85", "\u2028", "\u2029"])
+def test_json_lines_break_only_at_newline(breaker: str, tmp_path: Path) -> None:
+    # str.splitlines() also breaks at these, which JSON strings may hold raw (json.dumps escapes
+    # the other line breaks it knows, all control characters).
+    t = Transcript("nel", [{"role": "user", "content": f"a{breaker}b"}], system_prompt=f"s{breaker}t")
+    path = tmp_path / "nel.jsonl"
+    save_transcript(t, path)
+    assert breaker in path.read_text(encoding="utf-8")  # raw in the file, not escaped
+    back = load_transcript(path)
+    assert (back.messages, back.system_prompt) == (t.messages, t.system_prompt)
+
+
 def test_native_round_trip_is_lossless_and_byte_stable(tmp_path: Path) -> None:
     t = Transcript(
         "rt",
