@@ -17,7 +17,7 @@ from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, count, filterfalse, repeat
-from operator import is_, itemgetter
+from operator import is_, itemgetter, not_
 from typing import Any
 
 import numpy as np
@@ -296,7 +296,7 @@ class MeasureProbe:
         ids = list(map(id, suffix))
         if keep >= len(self._previous):
             # Nothing left (an appended turn, the common case): every row of the suffix came.
-            came = self._fresh_found(ids, dict(zip(ids, suffix, strict=True))) if ids else []
+            came = self._fresh_found(ids, suffix) if ids else []
             return came, self._move_counts([], came, touched) if came else []
         previous_rows = self._previous[keep:]
         before_ids = list(map(id, previous_rows))
@@ -306,9 +306,10 @@ class MeasureProbe:
         # The rows that left and came, with their multiplicities, in request order: an object that
         # is in only one of the two requests is kept (or skipped) by one C-level pass over the ids.
         gone = list(filterfalse(now.__contains__, before_ids))
-        fresh = list(filterfalse(by_id.__contains__, ids))
+        is_fresh = list(map(not_, map(by_id.__contains__, ids)))
+        fresh = list(compress(ids, is_fresh))
         left = list(map(by_id.__getitem__, gone))
-        came = self._fresh_found(fresh, dict(zip(ids, suffix, strict=True))) if fresh else []
+        came = self._fresh_found(fresh, list(compress(suffix, is_fresh))) if fresh else []
         by_id.update(zip(fresh, came, strict=True))
         if len(now) != len(ids) or distinct_before != len(before_ids):
             # Some object occurs more than once (an engine returned one marker dict twice): an object in
@@ -334,14 +335,14 @@ class MeasureProbe:
             if delta:
                 (came if delta > 0 else left).extend([by_id[i]] * abs(delta))
 
-    def _fresh_found(self, fresh: list[int], rows: dict[int, Message]) -> list[frozenset[int]]:
-        """The targets of the rows with ids ``fresh`` (rows not in the previous request): remembered
-        ones by one C-level lookup (an entry keeps its row alive, so its id is that row's), the
-        others looked up by payload."""
+    def _fresh_found(self, fresh: list[int], rows: Sequence[Message]) -> list[frozenset[int]]:
+        """The targets of ``rows`` (not in the previous request), whose ids are ``fresh``:
+        remembered ones by one C-level lookup (an entry keeps its row alive, so its id is that
+        row's), the others looked up by payload."""
         known = list(map(self._row_found.get, fresh))
         if None in known:
             for k in compress(count(), map(is_, known, repeat(None))):
-                row = rows[fresh[k]]
+                row = rows[k]
                 known[k] = (row, self._found_of(row))
         return list(map(itemgetter(1), known))  # type: ignore[arg-type]
 
