@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +41,29 @@ def test_benchmark_script_runs(script: str, args: list[str], expect: tuple[str, 
     assert all(text in output for text in expect), output
 
 
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (.ci/run installs it)")
+def test_instruction_counts_grow_with_the_session() -> None:
+    args = ["--path", "datasets/coding-agent-short.jsonl.gz", "--sizes", "1,2", "--engines", "passthrough"]
+    output = _run("scale_instructions.py", [*args, "--cache", "", "--jobs", "2"])
+    assert "largest growth of the instruction ratio" in output, output
+    rows = {line.split()[2]: float(line.split()[3]) for line in output.splitlines() if line.startswith("passthrough")}
+    assert set(rows) == {"1x", "2x"} and 0 < rows["1x"] < rows["2x"], output  # two copies replay more than one
+
+
+def test_instruction_counts_without_valgrind_say_what_is_missing() -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "scale_instructions.py")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": "/nonexistent"},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert done.stderr.strip() == "valgrind not found: install it (Debian and Ubuntu: apt-get install valgrind)"
+
+
 def _run(script: str, args: list[str]) -> str:
     """The script's standard output, once it has exited 0."""
     done = subprocess.run(
@@ -58,7 +83,6 @@ def test_replay_speed_reports_each_session_its_repetition_and_its_sidechains(
 ) -> None:
     """One real session (copied to a scratch folder with its subagent sidechains) gets a row, the
     repetition of the worst one a row, and each sidechain of two or more requests a row."""
-    import shutil
 
     session = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
     source = shared_transcripts / "claude-code"
