@@ -12,10 +12,10 @@ seed fixed, two runs of one process differed by 0.04-0.13% on ``coding-agent-sho
 a process that only loads the session, repeats it and loads the encoding (the base), and one that then
 tokenizes every distinct text once (the floor); each cell runs one that replays instead, and each
 engine and cache one that replays the first request only (its setup: imports, the first request,
-the frames). The floor's own count is its count less the base's, the replay's its count less its
-setup's (about 0.2-0.3 G instructions). The table gives each cell's instructions per
-instruction of the floor and, as ``scale.py`` does with CPU time, its growth over the 1x value
-(target: at most 1.5).
+the frames). The floor's own count is its count less its size's base, the replay's its count less
+its size's base and the setup's own count over the 1x base (about 0.2-0.3 G instructions). The
+table gives each cell's instructions per instruction of the floor and, as ``scale.py`` does with CPU
+time, its growth over the 1x value (target: at most 1.5).
 
 Instructions are not time: a replay whose working set outgrows the caches spends more time per
 instruction as the session grows, so a growth near the target here leaves less margin in CPU time.
@@ -124,17 +124,22 @@ def main() -> None:
         return
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found: install it (Debian and Ubuntu: apt-get install valgrind)")
-    sizes = [int(s) for s in args.sizes.split(",")]
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    except ValueError:
+        parser.error(f"--sizes: expected comma-separated whole numbers, got {args.sizes!r}")
+    if min(sizes) < 1:
+        parser.error(f"--sizes: each size must be at least 1, got {args.sizes!r}")
     engines = [e for e in args.engines.split(",") if e]
     caches = ["", args.cache] if args.cache else [""]
-    jobs = [Job(mode, k) for k in sizes for mode in ("base", "floor")]
+    jobs = [Job("base", k) for k in sorted({1, *sizes})] + [Job("floor", k) for k in sizes]
     jobs += [Job("replay", k, engine, cache) for engine in engines for cache in caches for k in sizes]
     jobs += [Job("setup", 1, engine, cache) for engine in engines for cache in caches]
     jobs.sort(key=lambda job: -job.size)  # the longest first, so the pool ends together
     print(f"{Path(args.path).name}: {len(jobs)} processes under cachegrind, {args.jobs} at a time", flush=True)
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         counts = dict(zip(jobs, pool.map(lambda job: count(job, args), jobs), strict=True))
-    base = {k: counts[Job("base", k)] for k in sizes}
+    base = {k: counts[Job("base", k)] for k in {1, *sizes}}
     floor = {k: counts[Job("floor", k)]["instructions"] - base[k]["instructions"] for k in sizes}
     print("floor: " + ", ".join(f"{k}x {floor[k] / 1e9:.2f} G instructions" for k in sizes))
     header = f"{'engine':<16}{'cache':<7}{'size':>5}{'G instr.':>10}{'/floor':>8}{'vs 1x':>7}"
@@ -146,7 +151,8 @@ def main() -> None:
             setup = counts[Job("setup", 1, engine, cache)]
             for k in sizes:
                 found = counts[Job("replay", k, engine, cache)]
-                own = {name: value - setup.get(name, 0) for name, value in found.items()}
+                # Less the base of its size (loading and repeating k copies) and the setup's own work.
+                own = {name: found[name] - base[k][name] - (setup[name] - base[1][name]) for name in found}
                 ratio = own["instructions"] / floor[k]
                 first = ratio if first is None else first
                 worst = max(worst, ratio / first)

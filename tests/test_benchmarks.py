@@ -64,6 +64,23 @@ def test_instruction_counts_without_valgrind_say_what_is_missing() -> None:
     assert done.stderr.strip() == "valgrind not found: install it (Debian and Ubuntu: apt-get install valgrind)"
 
 
+@pytest.mark.parametrize(
+    ("sizes", "error"),
+    [("1,x", "expected comma-separated whole numbers"), ("0,1", "each size must be at least 1")],
+)
+def test_instruction_counts_reject_bad_sizes_in_one_line(sizes: str, error: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "scale_instructions.py"), "--sizes", sizes],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == f"scale_instructions.py: error: --sizes: {error}, got {sizes!r}"
+
+
 def _run(script: str, args: list[str]) -> str:
     """The script's standard output, once it has exited 0."""
     done = subprocess.run(

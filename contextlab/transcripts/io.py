@@ -100,8 +100,8 @@ def parse_json(path: Path, text: str) -> Any:
 
 def jsonl_lines(text: str) -> list[str]:
     """The lines of a JSON Lines text. Records end at ``\n`` only: ``str.splitlines`` also breaks
-    at characters a JSON string may hold raw (U+0085, U+2028, form feed, ...), which would cut a
-    record in two; the ``\r`` of a CRLF file is JSON whitespace."""
+    at characters a JSON string may hold raw (U+0085, U+2028, U+2029), which would cut a record
+    in two; the ``\r`` of a CRLF file is JSON whitespace."""
     return text.split("\n")
 
 
