@@ -64,12 +64,12 @@ def prose_history() -> list[dict[str, object]]:
     rough = RoughCounter()
     total, k, turn = 0, 0, 0
     while total < TARGET_TOKENS:
-        ask = {"role": "user", "content": f"Step {turn}: {sentences[k % len(sentences)][:200]}"}
-        reply_parts = []
-        while sum(len(p) for p in reply_parts) < 3_000:
+        ask: dict[str, object] = {"role": "user", "content": f"Step {turn}: {sentences[k % len(sentences)][:200]}"}
+        reply_parts: list[str] = []
+        while sum(map(len, reply_parts)) < 3_000:
             reply_parts.append(sentences[k % len(sentences)])
             k += 1
-        reply = {"role": "assistant", "content": "\n\n".join(reply_parts)}
+        reply: dict[str, object] = {"role": "assistant", "content": "\n\n".join(reply_parts)}
         out += [ask, reply]
         total += rough.message(ask) + rough.message(reply)
         turn += 1

@@ -145,7 +145,7 @@ class _SentTexts:
         self.encoding = encoding
         self.counter = ExactCounter(encoding)
         self.recorder = _Recorder()
-        self.counter._encoding = self.recorder  # counts nothing: only the text selection is used
+        self.counter._encoding = self.recorder  # type: ignore[assignment]  # counts nothing: only the text selection is used
         self.seen: set[int] = set()
 
     def columns(self) -> list[str]:

@@ -34,7 +34,9 @@ def _tagged_call(call: Any, tag: str) -> Any:
     """A tool call whose JSON arguments carry the copy tag (as one more argument), so a copy's
     arguments are texts of their own too; other shapes are kept as they are."""
     function = call.get("function") if isinstance(call, dict) else None
-    arguments = function.get("arguments") if isinstance(function, dict) else None
+    if not isinstance(function, dict):
+        return call
+    arguments = function.get("arguments")
     if not isinstance(arguments, str):
         return call
     try:

@@ -229,46 +229,44 @@ SAMPLES["native"] = ("jsonl", _native_rows())
 # --------------------------------------------------------------------------- formats of issue 11
 # Each built from the format's public definition (see docs/transcripts.md), not from anyone's logs.
 
-ANTHROPIC_REQUEST_1 = {
+ANTHROPIC_REQUEST_1: dict[str, Any] = {
     "model": "claude-sonnet-4-5",
     "system": [{"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}}],
     "tools": [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}],
     "messages": [{"role": "user", "content": [{"type": "text", "text": "list files"}]}],
 }
-ANTHROPIC_SSE_1 = "".join(
-    f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
-    for e in [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_1",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": [],
-                "usage": {"input_tokens": 12, "cache_creation_input_tokens": 900, "cache_read_input_tokens": 0},
-            },
+_ANTHROPIC_EVENTS_1: list[dict[str, Any]] = [
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [],
+            "usage": {"input_tokens": 12, "cache_creation_input_tokens": 900, "cache_read_input_tokens": 0},
         },
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Listing."}},
-        {"type": "content_block_stop", "index": 0},
-        {
-            "type": "content_block_start",
-            "index": 1,
-            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 1,
-            "delta": {"type": "input_json_delta", "partial_json": '{"command"'},
-        },
-        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ': "ls"}'}},
-        {"type": "content_block_stop", "index": 1},
-        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}},
-        {"type": "message_stop"},
-    ]
-)
-ANTHROPIC_REQUEST_2 = {
+    },
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Listing."}},
+    {"type": "content_block_stop", "index": 0},
+    {
+        "type": "content_block_start",
+        "index": 1,
+        "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 1,
+        "delta": {"type": "input_json_delta", "partial_json": '{"command"'},
+    },
+    {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ': "ls"}'}},
+    {"type": "content_block_stop", "index": 1},
+    {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}},
+    {"type": "message_stop"},
+]
+ANTHROPIC_SSE_1 = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _ANTHROPIC_EVENTS_1)
+ANTHROPIC_REQUEST_2: dict[str, Any] = {
     **ANTHROPIC_REQUEST_1,
     "messages": [
         {"role": "user", "content": [{"type": "text", "text": "list files"}]},
