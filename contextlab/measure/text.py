@@ -41,8 +41,10 @@ def message_payload(message: Message) -> str:
     return "\n".join(parts)
 
 
-# Identifier shapes (the Hermes anchor index, engines.md §5.0): URLs, paths, SHAs, #refs, versions,
-# file names, ALL-CAPS codes with digits (ticket ids, error codes), and backticked tokens. Candidates
+# Identifier shapes (the Hermes anchor index, engines.md §5.0): URLs, paths, SHAs, UUIDs, #refs,
+# versions, ISO dates, file names, ALL-CAPS codes with digits (ticket ids, error codes, booking
+# references, flight numbers), snake_case names with digits (user and record ids: `mia_li_3668`) and
+# backticked tokens. Every shape but the URL holds only ASCII class characters. Candidates
 # are found by one character-class scan (C speed, no backtracking) and classified by one full match:
 # a single alternation with lookaheads over the whole text is ~20x slower.
 _CANDIDATE_CLASS = r"[\w./:#@+~-]{5,}"
@@ -56,10 +58,17 @@ _IDENTIFIER = re.compile(
     r"|(?:[\w.@+-]+/)+[\w@+-]+\.\w{1,6}"  # relative paths with an extension
     r"|(?:[\w.@+-]+/){2,}[\w.@+-]*\w"  # two or more segments ("role/tool" labels are not paths)
     r"|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}"
+    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # UUIDs
     r"|#\d{2,6}"
     r"|v?\d+\.\d+\.\d+(?:[-.][0-9A-Za-z]+)*"
+    r"|\d{4}-\d{2}-\d{2}"  # ISO dates
     r"|[\w-]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|rs|go|java|rb|sh|sql|html|css|cfg|ini|lock|csv)"
     r"|[A-Z][A-Z0-9]{1,9}-[A-Z0-9-]*\d[A-Z0-9-]*"
+    # Codes of capitals and digits, at least one of each, whole runs of up to 20 (`HAT084`, `4BMN53`):
+    # an all-digit run is a count or a line number, an all-letter one a word or an acronym.
+    r"|(?=[0-9]*[A-Z])(?=[A-Z]*[0-9])[A-Z0-9]{5,20}"
+    # A name with an underscore and a digit, starting with a letter (`sofia_kim_7287`, `layer_2_norm`).
+    r"|(?=[A-Za-z0-9_]*\d)[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+"
 )
 _BACKTICKED = re.compile(r"`([^`\s]{5,80})`")
 _CLOSING_TAG = re.compile(r"</[A-Za-z][\w:-]*>")
@@ -269,19 +278,51 @@ _CORRECTION = re.compile(
     r"|\b(?:i said|i meant|you (?:broke|missed|forgot))\b",
     re.I,
 )
+_NOT_A_DIRECTIVE = re.compile(
+    # A cue word in a statement about the speaker or the world, not a rule for the agent: what the
+    # user does not remember or have, what must have happened, the speaker's own promise, a past
+    # habit, what the speaker expects for themself, "the only ...". ("It should be ..." stays: in an
+    # issue text it states the required behaviour.)
+    r"\b(?:i|we)\s+(?:(?:still|actually|really|even|just)\s+)?(?:do not|don't|dont|didn't|did not)\s+"
+    r"(?:(?:actually|really|even|quite)\s+)?(?:remember|recall|have|know|think|see|understand|believe|mind|care|recognize|get)\b"
+    r"|\b(?:i|it|there|that|this|he|she|they|you)\s+must\s+(?:have|be)\b"
+    r"|\b(?:i|we)(?:'ll| will|'m going to| am going to)\s+(?:\w+\s+)?make sure\b"
+    r"|\b(?:i|we)(?:'ve| have| had)?\s+(?:always|never)\s+(?:had|been|flown|used|seen|done|got|gotten|liked)\b"
+    r"|\bi\s+should(?:n't)?\s+(?:be|have|get)\b"
+    r"|\bthe\s+only\b",
+    re.I,
+)
+_REQUEST = re.compile(r"^(?:please\b|(?:could|can|would|will)\s+you\b)", re.I)
+"""A question that asks the agent to do something (``Could you make sure ...?``) can carry a rule."""
+_NOT_A_CORRECTION = re.compile(
+    r"^no\b[,.!]?\s*(?:that's all|that is all|thanks|thank you|nothing else|i'm good|i am good|that's it)\b", re.I
+)
+"""A "no" that answers "anything else?" closes the conversation; it corrects nothing."""
 SENTENCE_CHARS = 160
 
 
 def constraint_sentences(text: str) -> Iterator[tuple[str, str]]:
-    """``(sentence, "instruction" | "correction")`` for the constraint sentences of a user message."""
+    """``(sentence, "instruction" | "correction")`` for the constraint sentences of a user message.
+
+    A sentence is an instruction when a cue word (must, never, don't, only, make sure ...) remains
+    once the statements that merely contain one are set aside (``I don't remember the ID``, ``it must
+    have been``, ``I'll make sure to``, ``I'm the only passenger``), and it is not a question other
+    than a request (``Could you make sure ...?``)."""
     for raw in _SENTENCE_SPLIT.split(text):
         sentence = raw.strip(" -*#>\t")[:SENTENCE_CHARS].strip()
         if len(sentence) < 12:
             continue
         if _CORRECTION.search(sentence):
-            yield sentence, "correction"
-        elif _CONSTRAINT.search(sentence):
+            if not _NOT_A_CORRECTION.search(sentence):
+                yield sentence, "correction"
+        elif _CONSTRAINT.search(sentence) and _is_directive(sentence, raw.rstrip().endswith("?")):
             yield sentence, "instruction"
+
+
+def _is_directive(sentence: str, question: bool) -> bool:
+    if question and not _REQUEST.search(sentence):
+        return False
+    return _CONSTRAINT.search(_NOT_A_DIRECTIVE.sub(" ", sentence)) is not None
 
 
 def task_text(text: str) -> str:

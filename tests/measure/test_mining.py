@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from contextlab import replay
+import re
+from pathlib import Path
+
+from contextlab import load_transcripts, replay
 from contextlab.measure import targets_for
 from contextlab.transcripts import Transcript
 
@@ -41,3 +44,16 @@ def test_identifiers_the_agent_quotes_edited_files_and_decisions_are_mined() -> 
     result = replay(t, "passthrough")
     assert result.summary["facts_source"] == "mined" and result.summary["fact_retention_final"] == 1.0
     assert result.summary["instruction_retention_final"] == 1.0
+
+
+def test_a_customer_service_session_mines_the_records_the_agent_quotes(shared_transcripts: Path) -> None:
+    # tau-bench: the agent looks records up and quotes booking references and flight numbers from
+    # the tool output back to the user and into its next calls; those are its recall facts.
+    sessions = load_transcripts(shared_transcripts / "tau-bench-airline" / "gpt-4o-airline.json")
+    mined = [targets_for(t) for t in sessions[:20]]
+    assert sum(found.facts_source == "mined" for found in mined) >= 15
+    recall = [f for found in mined for f in found.targets if f.kind == "fact" and f.category == "recall"]
+    assert recall and all(f.origin == "tool" and f.uses and f.source_call for f in recall)
+    keys = {f.texts[0] for f in recall}
+    assert any(re.fullmatch(r"[A-Z]{3}\d{3}", k) for k in keys)  # a flight number
+    assert any(re.fullmatch(r"[A-Z0-9]{6}", k) and not k.isalpha() for k in keys)  # a booking reference

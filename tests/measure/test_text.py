@@ -28,6 +28,28 @@ def test_plain_words_and_short_tokens_are_not_identifiers() -> None:
     assert identifiers("the quick brown fox a.py #12 ok") == []
 
 
+def test_record_ids_codes_dates_and_uuids_are_identifiers() -> None:
+    # The shapes a customer-service or API session quotes back (tau-bench: booking references,
+    # flight numbers, user ids, dates), and request ids.
+    text = (
+        '{"reservation_id": "OI5L9G", "user_id": "sofia_kim_7287", "flight_number": "HAT084", '
+        '"date": "2024-05-27", "ref": "4BMN53"} request 258c7280-AE70-4798-800f-63464d01a85d on x86_64'
+    )
+    assert identifiers(text) == [
+        "OI5L9G",
+        "sofia_kim_7287",
+        "HAT084",
+        "2024-05-27",
+        "4BMN53",
+        "258c7280-AE70-4798-800f-63464d01a85d",
+        "x86_64",
+    ]
+    # Counts, words, acronyms, dunder names and names without a digit are not.
+    assert identifiers("ERROR 12345 HTTPS AQLBTL __init__ user_id _p2345 2024-05-27T10:00:00Z") == []
+    # The ASCII fast path and the scan of a non-ASCII text agree on every new shape.
+    assert identifiers(text + " é") == identifiers(text)
+
+
 def test_error_fingerprints_mask_numbers_hex_and_case() -> None:
     a = error_fingerprint("ERROR: shard 42 offline at 0xdeadbeef")
     b = error_fingerprint("error: shard 7 offline at 0x00ffee12")
@@ -42,6 +64,28 @@ def test_constraint_sentences_tag_corrections() -> None:
     )
     assert found == {"Never touch the prod database.": "instruction", "No, that's wrong file": "correction"}
     assert task_text("\n\n  Fix the flaky test in ci  \nmore") == "Fix the flaky test in ci"
+
+
+def test_statements_that_hold_a_cue_word_are_not_instructions() -> None:
+    statements = (
+        "I don't remember the reservation ID, sorry. I still don't have my user ID with me. "
+        "I must have left it somewhere else. I'll make sure to find it first. "
+        "I've always had great experiences with you. I'm the only passenger on it. "
+        "I should be eligible for a full refund, right? How should we proceed if that is the case?\n"
+        "No, that's all for now."
+    )
+    assert list(constraint_sentences(statements)) == []
+    rules = (
+        "I don't want to fly before 11 AM. Don't touch the migrations. Could you please make sure the tests pass? "
+        "This should be changed to return a dict. I don't remember the ID, but never force-push to main."
+    )
+    assert [s for s, kind in constraint_sentences(rules) if kind == "instruction"] == [
+        "I don't want to fly before 11 AM.",
+        "Don't touch the migrations.",
+        "Could you please make sure the tests pass?",
+        "This should be changed to return a dict.",
+        "I don't remember the ID, but never force-push to main.",
+    ]
 
 
 def test_fact_key_prefers_an_identifier_then_long_words() -> None:
