@@ -221,15 +221,58 @@ def _add_candidate(text: str, raw: str, seen: dict[str, None]) -> None:
     seen[token] = None
 
 
-_ERROR_LINE = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|PANIC|FAIL(?:ED|URE)?|Traceback|Exception|Error:)")
+_ERROR_WORD = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|PANIC|FAIL(?:ED|URE)?|Traceback|Exception|Error:)")
+# What the engines' summaries keep as an error line besides (contextlab.engines.tooltext), so that
+# every error an engine may carry forward is measured: exception lines (`sqlite3.OperationalError: x`),
+# compiler and git errors (`error: ...`, `error[E0308]: ...`, `fatal: ...`); and TypeScript
+# (`x.ts(3,1): error TS2304: ...`), Elixir (`** (RuntimeError) ...`) and a bare exception line
+# (Python prints `AssertionError` alone when the assertion has no message).
+_EXCEPTION_COLON = re.compile(r"\b[A-Z]\w*(?:Error|Exception):")
+_LOWER_ERROR = re.compile(r"\berror(?:\[\w+\])?:|\berror TS\d+:")
+_FATAL = re.compile(r"\bfatal:")
+_ELIXIR = re.compile(r"\s*\*\* \([A-Z][\w.]*\)")
+_BARE_EXCEPTION = re.compile(r"\s*(?:E\s+)?[A-Z]\w*(?:Error|Exception)\s*$")
+_CODE_LINE = re.compile(r"\s*(?:\d+(?:→|\t|:)\s*)?(?:except|catch|rescue|class|def|raise|throw)\b")
+"""A line of source code (an editor listing may number it) that names an exception class is no error."""
+
+
+def is_error_line(line: str) -> bool:
+    """Whether one line (no line break in it) reports an error (``docs/metrics.md``, Targets)."""
+    return (_ERROR_WORD.search(line) is not None or _other_error(line)) and _CODE_LINE.match(line) is None
+
+
+def _other_error(line: str) -> bool:
+    """The error shapes besides :data:`_ERROR_WORD`'s. Each pattern runs only when a substring it needs
+    is in the line (C-speed ``in`` checks): most lines that mention an error are code (``errors``,
+    ``ValidationError(``) and are passed over without a regex."""
+    if ("Error:" in line or "Exception:" in line) and _EXCEPTION_COLON.search(line) is not None:
+        return True
+    if ("error:" in line or "error[" in line or "error TS" in line) and _LOWER_ERROR.search(line) is not None:
+        return True
+    if "fatal:" in line and _FATAL.search(line) is not None:
+        return True
+    if "** (" in line and _ELIXIR.match(line) is not None:
+        return True
+    bare = line.endswith(("Error", "Exception")) or (
+        line[-1:].isspace() and line.rstrip().endswith(("Error", "Exception"))
+    )
+    return bare and _BARE_EXCEPTION.match(line) is not None
+
+
 _ERROR_WORDS = ahocorasick_rs.AhoCorasick(
-    ["ERROR", "FATAL", "CRITICAL", "PANIC", "FAIL", "Traceback", "Exception", "Error:"],
+    ["ERROR", "FATAL", "CRITICAL", "PANIC", "FAIL", "Traceback", "Exception", "Error", "error", "fatal", "** ("],
     matchkind=ahocorasick_rs.MatchKind.LeftmostFirst,
 )
-"""``_ERROR_LINE``'s words without the leading word boundary, found by Aho-Corasick (three times as fast
-as the regex alternation). Leftmost-first, non-overlapping matching is what ``re.finditer`` of the
-alternation ``ERROR|FATAL|...`` finds: the leftmost match, the first listed word at that position,
-then on from its end. The boundary is checked on each hit."""
+"""Literal words, one of which every error line (:func:`is_error_line`) contains, found by Aho-Corasick
+(three times as fast as a regex alternation): only a line with a hit is looked at."""
+_ERROR_CAPITALISED = 7
+"""The index of ``Error`` in :data:`_ERROR_WORDS` (an ``_ERROR_WORD`` match only with a colon after it)."""
+_OTHER_WORDS = 8
+"""Words from this index on belong to the other shapes only (:func:`_other_error`)."""
+_EXCEPTION = 6
+"""``Exception`` and ``Error`` (from this index to :data:`_OTHER_WORDS`) also start the other shapes."""
+_NEEDED_AFTER: tuple[tuple[str, ...], ...] = ((":", "[", " TS"), (":",), ("",))
+"""What must follow ``error``, ``fatal`` and ``** (`` for a line to be one of the other shapes."""
 
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 """Line breaks ``str.splitlines`` honours besides ``\\n``."""
@@ -238,31 +281,59 @@ EXEMPLAR_CHARS = 100
 
 
 def error_lines(text: str) -> Iterator[tuple[str, str]]:
-    """``(fingerprint, exemplar)`` for every error line of a tool output (each line once, in order)."""
+    """``(fingerprint, exemplar)`` for every error line of a tool output (each line once, in order).
+
+    Only the ``\\n``-lines holding one of :data:`_ERROR_WORDS` are looked at (every error line holds
+    one), and :data:`_ERROR_WORD`'s rule is read off the word hits themselves (a hit with a word
+    boundary before it; ``Error`` followed by a colon), as :func:`is_error_line` of each line decides
+    it; a candidate line holding another line break is split as ``str.splitlines`` splits (tested)."""
     if not text:
         return
+    hits = _ERROR_WORDS.find_matches_as_indexes(text)
     line_end = -1
-    for _word, at, _end in _ERROR_WORDS.find_matches_as_indexes(text):
-        if at < line_end:
-            continue  # this line is already reported
-        if at:
-            before = text[at - 1]
-            if before.isalnum() or before == "_":
-                continue  # no word boundary: the same test as ``\b`` in _ERROR_LINE
-        if line_end < 0 and _OTHER_BREAKS.search(text) is not None:
-            yield from _error_lines_by_splitlines(text)  # rare: find lines exactly as splitlines does
-            return
-        start = text.rfind("\n", 0, at) + 1
-        stop = text.find("\n", at)
-        line_end = stop if stop >= 0 else len(text)
-        exemplar = text[start:line_end].strip()[:EXEMPLAR_CHARS].strip()
-        if len(exemplar) >= 8:
-            yield error_fingerprint(exemplar), exemplar
+    start = 0
+    plain = False  # the current line holds an _ERROR_WORD match
+    maybe = False  # ... or a hit one of the other shapes needs (_other_error then decides)
+    for word, at, end in hits:
+        if at >= line_end:
+            if plain or maybe:
+                yield from _errors_of(text[start:line_end], plain)
+            start = text.rfind("\n", 0, at) + 1
+            stop = text.find("\n", at)
+            line_end = stop if stop >= 0 else len(text)
+            plain = maybe = False
+        if plain:
+            continue
+        if word < _OTHER_WORDS:
+            if (not at or not (text[at - 1].isalnum() or text[at - 1] == "_")) and (
+                word != _ERROR_CAPITALISED or text.startswith(":", end)
+            ):
+                plain = True  # a word boundary before it: the same test as ``\b`` in _ERROR_WORD
+            elif not maybe and word >= _EXCEPTION:
+                # `ValueError:` (an exception line) or `AssertionError` at the end of its line.
+                after = text[end : end + 1]
+                maybe = after == ":" or not after or after.isspace()
+        elif not maybe:
+            maybe = text.startswith(_NEEDED_AFTER[word - _OTHER_WORDS], end)
+    if plain or maybe:
+        yield from _errors_of(text[start:line_end], plain)
+
+
+def _errors_of(line: str, plain: bool) -> Iterator[tuple[str, str]]:
+    """The error of one candidate line (``plain``: it holds an :data:`_ERROR_WORD` match)."""
+    if _OTHER_BREAKS.search(line) is not None:
+        yield from _error_lines_by_splitlines(line)  # rare: lines exactly as splitlines finds them
+        return
+    if not (plain or _other_error(line)) or _CODE_LINE.match(line) is not None:
+        return
+    exemplar = line.strip()[:EXEMPLAR_CHARS].strip()
+    if len(exemplar) >= 8:
+        yield error_fingerprint(exemplar), exemplar
 
 
 def _error_lines_by_splitlines(text: str) -> Iterator[tuple[str, str]]:
     for line in text.splitlines():
-        if _ERROR_LINE.search(line) is None:
+        if not is_error_line(line):
             continue
         exemplar = line.strip()[:EXEMPLAR_CHARS].strip()
         if len(exemplar) >= 8:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from contextlab.measure.recovery import fact_key
 from contextlab.measure.text import constraint_sentences, error_fingerprint, error_lines, identifiers, task_text
 
@@ -140,24 +143,81 @@ def test_the_fast_ascii_path_equals_the_regex_scan_on_a_whole_session() -> None:
     assert sum(map(len, fast)) > 30
 
 
-def test_error_words_are_found_where_the_regex_alternation_finds_them() -> None:
-    # The Aho-Corasick scan (leftmost-first, non-overlapping) against re.finditer of the alternation.
+def test_error_lines_by_word_hits_equal_a_search_of_every_line() -> None:
+    # error_lines searches only the lines holding one of _ERROR_WORDS: it must find exactly what
+    # searching every line finds (each pattern branch holds one of the words), and the Aho-Corasick
+    # scan must find the words where re.finditer of their alternation does.
     import re
 
     from contextlab import load_dataset
-    from contextlab.measure.text import _ERROR_WORDS
+    from contextlab.measure.text import _ERROR_WORDS, _error_lines_by_splitlines
     from contextlab.messages import content_text
 
-    alternation = re.compile(r"ERROR|FATAL|CRITICAL|PANIC|FAIL|Traceback|Exception|Error:")
+    words = ["ERROR", "FATAL", "CRITICAL", "PANIC", "FAIL", "Traceback", "Exception", "Error", "error", "fatal", "** ("]
+    alternation = re.compile("|".join(map(re.escape, words)))
     texts = [content_text(m) for m in load_dataset("support-agent").messages]
+    texts += [content_text(m) for m in load_dataset("coding-agent-short").messages]
     texts += ["ERRORERROR FAILED FATAL_FAIL xFAILURE Error:Exception TracebackCRITICAL PANICERROR:"]
-    texts += ["FAFATAL ERRERROR Errors: Error:: Exceptions ééFAIL"]
-    hits = 0
+    texts += ["FAFATAL ERRERROR Errors: Error:: Exceptions ééFAIL\nfatalfatal: x\n** (** (KeyError) y"]
+    texts += ["  ValueError: x\nis_error: no\n  12→  except KeyError:\nE   AssertionError\nerror TS2304: z"]
+    hits = lines = 0
     for text in texts:
         expected = [m.start() for m in alternation.finditer(text)]
         assert [start for _word, start, _end in _ERROR_WORDS.find_matches_as_indexes(text)] == expected, text
+        found = list(error_lines(text))
+        assert found == list(_error_lines_by_splitlines(text)), text
         hits += len(expected)
-    assert hits > 20
+        lines += len(found)
+    assert hits > 20 and lines > 10
+
+
+_PIECES = [
+    "ERROR", "FATAL", "FAIL", "Exception", "Error", "error", "fatal", "** (", "** (Key)", "(", ":", "[E1]:", " TS1:",
+    "ValueError:", "AssertionError", "error:", "error[E1]:", "error TS1:", "fatal:", "x", "_", " ", "\n", "\r",
+    "\r\n", "\x0b", "\u2028", "E  ", "except ", "12→", "Traceback", "long enough ",
+]  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=16))
+def test_error_lines_by_word_hits_equal_a_search_of_every_line_on_any_text(pieces: list[str]) -> None:
+    from contextlab.measure.text import _error_lines_by_splitlines
+
+    text = "".join(pieces)
+    assert list(error_lines(text)) == list(_error_lines_by_splitlines(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_every_line_an_engine_keeps_as_an_error_is_measured(pieces: list[str]) -> None:
+    from contextlab.engines.tooltext import _ERROR_LINE as ENGINE_ERROR_LINE
+    from contextlab.measure.text import _CODE_LINE, is_error_line
+
+    for line in "".join(pieces).splitlines():
+        if ENGINE_ERROR_LINE.search(line) and not _CODE_LINE.match(line):
+            assert is_error_line(line), line
+
+
+def test_error_lines_of_other_toolchains_and_not_source_code() -> None:
+    text = (
+        "** (RuntimeError) Phoenix LiveView requires lazy_html\n"
+        "sqlite3.OperationalError: user-defined function raised exception\n"
+        "    except ImportError:\n"
+        "  143→  class ParseError(Exception):\n"
+        "error[E0308]: mismatched types\n"
+        "src/x.ts(3,1): error TS2304: Cannot find name 'foo'.\n"
+        "fatal: not a git repository\n"
+        "E   AssertionError\n"
+        "is_error: true, errors: 0\n"
+    )
+    assert [e for _, e in error_lines(text)] == [
+        "** (RuntimeError) Phoenix LiveView requires lazy_html",
+        "sqlite3.OperationalError: user-defined function raised exception",
+        "error[E0308]: mismatched types",
+        "src/x.ts(3,1): error TS2304: Cannot find name 'foo'.",
+        "fatal: not a git repository",
+        "E   AssertionError",
+    ]
 
 
 def test_closing_tags_are_markup_not_paths() -> None:
