@@ -27,6 +27,7 @@ from contextlab.measure.text import (
     error_lines,
     forget_identifiers,
     identifiers,
+    is_continuation,
     message_payload,
     task_text,
 )
@@ -392,11 +393,24 @@ def _instruction_targets(messages: list[Message]) -> Iterator[Target]:
 
 
 def _task_targets(messages: list[Message]) -> Iterator[Target]:
+    """The user asks: every real user message but a continuation of the ask before it
+    (:func:`~contextlab.measure.text.is_continuation`; the first ask always counts)."""
+    asked = False
+    agent_asked = False  # the agent's last words (its latest text) were a question
     for index, message in enumerate(messages):
+        if message.get("role") == "assistant":
+            said = content_text(message).strip()
+            if said:
+                agent_asked = said.endswith("?")
+            continue
         if not is_real_user(message):
             continue
-        text = task_text(content_text(message))
+        content = content_text(message)
+        if asked and is_continuation(content, agent_asked):
+            continue
+        text = task_text(content)
         if text:
+            asked = True
             yield Target("task", f"u{index}", (text,), index, "user", "task")
 
 

@@ -410,6 +410,43 @@ def task_text(text: str) -> str:
 
 _TAGS_ONLY = re.compile(r"(?:<[^<>]+>\s*)+")
 
+_GO_ON = re.compile(
+    r"(?:yes|yeah|yep|yup|sure|ok|okay|no|nope|continue|proceed|go ahead|go on|keep going|carry on|"
+    r"do it|sounds good|looks good|great|perfect|correct|right|thanks|thank you)\b",
+    re.I,
+)
+"""How a go-on, an answer or thanks opens (``continue``, ``Yes, please proceed.``, ``Sure, it's ...``)."""
+_REQUEST_CUE = re.compile(
+    r"\?|\b(?:i want|i need|i'd like|i would like|i'd prefer|i would prefer|can you|could you|would you|"
+    r"help me|let's|also|instead|but)\b|\bplease\b(?!\s+(?:proceed|continue|go ahead|do|confirm))",
+    re.I,
+)
+"""What makes a message an ask of its own: a question, a wish, a request, a change of course."""
+_ORDER = re.compile(
+    r"[\s,.!;:-]*(?:(?:now|then|and|so|just|also)\s+)?(?:add|book|build|cancel|change|check|create|delete|deploy|"
+    r"downgrade|explain|find|fix|get|give|implement|install|list|look|make|move|open|refactor|remove|rename|"
+    r"revert|run|send|set|show|start|stop|switch|tell|test|try|undo|update|upgrade|use|write)\b",
+    re.I,
+)
+"""A message (after its opener) that starts with an order is a new ask (``Thanks, now cancel ...``)."""
+CONTINUATION_CHARS = 200
+"""A go-on or an answer is short: a longer message states something of its own."""
+
+
+def is_continuation(text: str, answers_question: bool) -> bool:
+    """A user message that carries the current ask on rather than opening one: a go-on, an answer
+    or thanks (``continue``, ``Yes, please proceed.``, ``Sure, it's mia_li_3668.``) or, when the
+    agent's last words were a question (``answers_question``), a short reply (``I don't remember the
+    reservation ID.``); never one with a request, a question or an order of its own (``Cancel
+    HXDUBJ``, ``Thanks, now cancel ...``). The active task stays the ask before it."""
+    stripped = text.strip()
+    if len(stripped) > CONTINUATION_CHARS or _REQUEST_CUE.search(stripped) is not None:
+        return False
+    opener = _GO_ON.match(stripped)
+    if _ORDER.match(stripped, opener.end() if opener else 0) is not None:
+        return False
+    return answers_question or opener is not None
+
 
 _DECISION = re.compile(
     r"\b(?:decided|decide to|instead|because|root cause|chose|the fix is|going with|will use)\b", re.I

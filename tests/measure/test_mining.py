@@ -57,3 +57,31 @@ def test_a_customer_service_session_mines_the_records_the_agent_quotes(shared_tr
     keys = {f.texts[0] for f in recall}
     assert any(re.fullmatch(r"[A-Z]{3}\d{3}", k) for k in keys)  # a flight number
     assert any(re.fullmatch(r"[A-Z0-9]{6}", k) and not k.isalpha() for k in keys)  # a booking reference
+
+
+def test_a_go_on_or_an_answer_carries_the_ask_on_instead_of_opening_one() -> None:
+    from contextlab.measure.text import is_continuation
+
+    messages = [
+        {"role": "user", "content": "Change my flight back from Denver to the quickest one on May 27."},
+        {"role": "assistant", "content": "Sure. Could you give me your user ID?"},
+        {"role": "user", "content": "Sure, it's mia_li_3668."},
+        {"role": "assistant", "content": "Which reservation is it?"},
+        {"role": "user", "content": "I don't remember the reservation ID, sorry."},
+        {"role": "assistant", "content": "I found it and changed the flight."},
+        {"role": "user", "content": "continue"},
+        {"role": "assistant", "content": "Done. Anything else?"},
+        {"role": "user", "content": "Yes, can you also add a checked bag?"},
+        {"role": "assistant", "content": "Added."},
+        {"role": "user", "content": "Thanks, now cancel my other reservation HXDUBJ."},
+        {"role": "assistant", "content": "Cancelled. Is there anything else I can help with?"},
+        {"role": "user", "content": "Book the same flight for my son"},
+        {"role": "assistant", "content": "Booked."},
+        {"role": "user", "content": "continue until all are done"},
+    ]
+    tasks = [t for t in targets_for(Transcript("asks", messages)).targets if t.kind == "task"]
+    assert [t.message_index for t in tasks] == [0, 8, 10, 12]
+    # A long reply, or one with a request, is an ask of its own even right after a question.
+    assert not is_continuation("No. " + "The return leg has to be on the same day as the outbound. " * 4, True)
+    assert not is_continuation("I need the fastest one with a stopover", True)
+    assert is_continuation("Yes, please proceed.", False) and not is_continuation("Fix the build", False)
