@@ -26,7 +26,15 @@ class TextIndex:
         # Matches come back as the stored pattern objects (no tuple per match), mapped to positions.
         self._position = {text: i for i, text in enumerate(self.texts) if text}
         words = list(self._position)
-        self._automaton = ahocorasick_rs.AhoCorasick(words, store_patterns=True) if words else None
+        # The contiguous NFA scans the 3.9 MB of coding-agent's payloads in 18 ms against the default's 24-26
+        # (a DFA, 18 ms too, takes 34 ms to build against 6 ms), so a cold replay's first scans cost less.
+        self._automaton = (
+            ahocorasick_rs.AhoCorasick(
+                words, store_patterns=True, implementation=ahocorasick_rs.Implementation.ContiguousNFA
+            )
+            if words
+            else None
+        )
 
     def find(self, payload: str) -> set[int]:
         """Positions of the texts that occur in ``payload``."""
