@@ -122,14 +122,15 @@ def main() -> None:
         mode, size, engine, cache = args.child
         child(args.path, mode, int(size), engine, "" if cache == "-" else cache, args.context_length)
         return
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind not found: install it (Debian and Ubuntu: apt-get install valgrind)")
+    # A usage error is reported whatever the machine has (before looking for valgrind).
     try:
         sizes = [int(s) for s in args.sizes.split(",")]
     except ValueError:
         parser.error(f"--sizes: expected comma-separated whole numbers, got {args.sizes!r}")
     if min(sizes) < 1:
         parser.error(f"--sizes: each size must be at least 1, got {args.sizes!r}")
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind not found: install it (Debian and Ubuntu: apt-get install valgrind)")
     engines = [e for e in args.engines.split(",") if e]
     caches = ["", args.cache] if args.cache else [""]
     jobs = [Job("base", k) for k in sorted({1, *sizes})] + [Job("floor", k) for k in sizes]

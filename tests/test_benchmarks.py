@@ -74,6 +74,7 @@ def test_instruction_counts_reject_bad_sizes_in_one_line(sizes: str, error: str)
         cwd=REPO,
         capture_output=True,
         text=True,
+        env={**os.environ, "PATH": "/nonexistent"},  # a usage error whether or not valgrind is installed
         timeout=60,
         check=False,
     )
