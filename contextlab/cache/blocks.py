@@ -1,8 +1,9 @@
 """Render a request into cache blocks in provider order (tools → system → messages) and hash them.
 
 A block is what a provider caches at: one tool schema, one system part, one message content part,
-one tool call or one tool result. Each block keeps its exact token count and a digest of the bytes
-as sent (key order kept: providers hash what they receive, caching.md A17). A block carries nothing
+one tool call or one tool result. Each block keeps its exact token count, its size as sent and a
+digest of what is sent (text as it is, JSON values by an injective encoding that keeps key order:
+providers hash what they receive, caching.md A17; ``contextlab.cache.sent_form``). A block carries nothing
 about where it sits, so a message's blocks are the same objects wherever an engine moves it; the
 request knows which message each block belongs to (:meth:`RenderedRequest.message_of`). Prefix keys
 (``contextlab.cache.prefix_keys``) name everything up to and including each block.
@@ -18,7 +19,6 @@ an engine moves or selects again costs C-level work (``docs/performance.md``).
 from __future__ import annotations
 
 import hashlib
-import json
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +27,7 @@ from operator import and_, attrgetter, eq, itemgetter, ne, not_
 from typing import Any, NamedTuple, cast
 
 from contextlab.cache.prefix_keys import extend_keys
+from contextlab.cache.sent_form import sent_form
 from contextlab.engine import Message
 from contextlab.messages import freeze, tool_calls
 
@@ -134,11 +135,6 @@ def _digest(*parts: bytes) -> bytes:
     return h.digest()
 
 
-def _as_sent(value: Any) -> bytes:
-    # No sort_keys: key order is part of what the provider hashes.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
-
-
 def _content_parts(role: str, message: Message, system_split: int | None) -> list[tuple[str, Any, bool]]:
     """(kind, value-as-sent, counted) for each block of one message, in render order.
 
@@ -227,11 +223,12 @@ class BlockRenderer:
             role_bytes = role.encode()
             built = []
             for kind, value, counted in _content_parts(role, message, system_split):
-                sent = value if isinstance(value, str) else _as_sent(value)
-                data = sent.encode("utf-8", "replace") if isinstance(sent, str) else sent
-                built.append(
-                    _Part(kind, len(data), _digest(role_bytes, b"\x00", kind.encode(), b"\x00", data), counted)
-                )
+                if isinstance(value, str):  # text goes as it is, not as a JSON literal
+                    data = value.encode("utf-8", "replace")
+                    size, pieces = len(data), [data]
+                else:
+                    size, pieces = sent_form(value)
+                built.append(_Part(kind, size, _digest(role_bytes, b"\x00", kind.encode(), b"\x00", *pieces), counted))
             if not built:
                 # A message with nothing in it still occupies the conversation (role framing).
                 built.append(_Part("text", 0, _digest(role_bytes, b"\x00empty"), True))
@@ -278,7 +275,8 @@ class BlockRenderer:
         key = freeze(tools)
         parts = self._tools_memo.get(key)
         if parts is None:
-            parts = tuple(_Part("tool", len(data), _digest(b"tool\x00", data), True) for data in map(_as_sent, tools))
+            forms = map(sent_form, tools)
+            parts = tuple(_Part("tool", size, _digest(b"tool\x00", *pieces), True) for size, pieces in forms)
             self._tools_memo[key] = parts
         self._tools_last = (tools, parts)
         return parts
