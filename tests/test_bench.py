@@ -291,6 +291,21 @@ def test_each_runs_measurement_frames_are_written_with_a_schema_and_resumed(tran
         pd.testing.assert_frame_equal(resumed.frames[name], first.frames[name])
 
 
+def test_a_sweep_without_probes_has_the_same_host_columns_and_no_measurement_frames(transcripts, tmp_path) -> None:
+    engines = ["passthrough", RecentTurnsEngine]
+    grid = {"context_length": [3000]}
+    probed = bench(transcripts, engines, grid, progress=False)
+    plain = bench(transcripts, engines, grid, probes=False, out=tmp_path, progress=False)
+    assert plain.frames == {} and "identifier_retention" not in plain.trace.columns
+    assert "identifier_retention" in probed.trace.columns
+    # The probe only observes: every column a plain run has is the probed run's, value for value.
+    pd.testing.assert_frame_equal(_untimed(plain.trace), _untimed(probed.trace)[list(_untimed(plain.trace).columns)])
+    pd.testing.assert_frame_equal(_untimed(plain.compactions), _untimed(probed.compactions))
+    # A probed sweep into the same folder is other cells: the plain ones are not reused for it.
+    again = bench(transcripts, engines, grid, out=tmp_path, progress=False)
+    assert again.reused == 0 and tuple(again.frames) == tuple(probed.frames)
+
+
 class _CountingEncoding:
     """Stands in for the tokenizer and records what it is asked to encode."""
 

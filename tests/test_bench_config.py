@@ -45,5 +45,8 @@ def test_bad_values_name_the_key() -> None:
         config_from_mapping({"run_timeout": -1}, "x.yaml")
     with pytest.raises(ConfigError, match=r"x\.yaml: grid: context_length: expected a non-empty list"):
         config_from_mapping({"grid": {"context_length": 4000}}, "x.yaml")
+    with pytest.raises(ConfigError, match=r"x\.yaml: probes must be true or false, got 'no'"):
+        config_from_mapping({"probes": "no"}, "x.yaml")
+    assert config_from_mapping({"probes": False}, "x.yaml").probes is False
     with pytest.raises(ConfigError, match=r"executor must be local or dask"):
         config_from_mapping({"executor": "ray"}, "x.yaml")

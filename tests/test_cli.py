@@ -79,6 +79,21 @@ def test_replay_out_is_byte_identical_without_timing(transcript_file: Path, tmp_
         assert path.read_bytes() == (tmp_path / "b" / path.name).read_bytes(), path.name
 
 
+def test_replay_without_probes_writes_the_same_host_columns_and_no_measurement_frames(
+    transcript_file: Path, tmp_path: Path
+) -> None:
+    args = ["replay", str(transcript_file), "--engine", "compressor", "--context-length", "3000", "--no-timing"]
+    for run, extra in (("probed", []), ("plain", ["--no-probes"])):
+        (tmp_path / run).mkdir()
+        assert main([*args, *extra, "--out", str(tmp_path / run / "t.csv")]) == 0
+    assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == ["t.compactions.csv", "t.csv"]
+    plain, probed = pd.read_csv(tmp_path / "plain" / "t.csv"), pd.read_csv(tmp_path / "probed" / "t.csv")
+    assert "identifier_retention" in probed.columns and "identifier_retention" not in plain.columns
+    pd.testing.assert_frame_equal(plain, probed[list(plain.columns)])
+    for name in ("t.compactions.csv",):
+        assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "probed" / name).read_bytes()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -93,6 +108,7 @@ def test_replay_out_is_byte_identical_without_timing(transcript_file: Path, tmp_
         (["replay", "{t}", "--cache", "anthropic:claude-sonnet-4-5"], "no price for this model"),
         (["replay", "{t}", "--cache", "nosuchprovider"], "unknown cache provider"),
         (["bench", "{t}", "--cache", "anthropic:claude-sonnet-4-5"], "no price for this model"),
+        (["replay", "{t}", "--no-probes", "--facts", "facts.jsonl"], "drop --no-probes"),
         (["nonsense"], "unknown command 'nonsense'"),
     ],
 )

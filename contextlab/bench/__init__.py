@@ -135,6 +135,7 @@ def bench(
     settings: HostSettings | None = None,
     params: Mapping[str, Any] | None = None,
     observers: Sequence[RequestObserver] = (),
+    probes: bool = True,
     workers: int = 1,
     executor: str = "local",
     scheduler: str | None = None,
@@ -156,6 +157,8 @@ def bench(
         settings: Base host settings for every run.
         params: Base engine parameters for every run (grid values override them).
         observers: Measurement models for every run (cloned per run).
+        probes: Run the measurement probe in every run (retention, losses, diffs, break attribution;
+            ``docs/metrics.md``). Off, a sweep runs faster and its runs carry no probe columns or frames.
         workers: Processes. 1 runs in this process (unless ``run_timeout`` is set, which needs a worker
             process it can stop); N > 1 uses a crash-proof local pool, or N local Dask workers.
         executor: ``"local"`` or ``"dask"`` (``pip install 'contextlab[dask]'``).
@@ -194,7 +197,7 @@ def bench(
     for t, e in itertools.product(range(len(found)), range(len(engines))):
         for combo in plans[e]:
             jobs.append(Job(len(jobs), t, e, combo, weights[t]))
-    shared = Shared(found, engines, settings, base_params, list(observers), HOST_FIELDS)
+    shared = Shared(found, engines, settings, base_params, list(observers), HOST_FIELDS, probes=probes)
     outcomes: dict[int, Outcome] = {}
     store = CellStore(out) if out is not None else None
     keys = _cell_keys(shared, jobs) if store is not None else {}

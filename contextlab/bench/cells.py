@@ -55,6 +55,8 @@ class Shared:
     token_counts: dict[str, int] = field(default_factory=dict)
     """Token counts (``settings.encoding``) of the transcripts' wire texts, counted once by the parent
     so that each worker does not count them again (``ExactCounter.seed``)."""
+    probes: bool = True
+    """Run the measurement probe (retention, losses, break attribution) in every cell."""
 
 
 @dataclass
@@ -116,6 +118,7 @@ def run_cell(job: Job) -> Outcome:
             settings,
             params=engine_params or None,
             observers=shared.observers,
+            probes=shared.probes,
             counter=_PROCESS["counter"],
         )
     except Exception as error:  # a bad engine or setting fails this run only
@@ -215,6 +218,7 @@ def cell_key(shared: Shared, job: Job, digest: str, version: str) -> str:
         "grid": [list(pair) for pair in job.grid],
         "settings": asdict(settings),
         "observers": [fingerprint(o) for o in shared.observers],
+        "probes": shared.probes,
         "version": version,
     }
     text = json.dumps(payload, sort_keys=True, default=repr)

@@ -13,6 +13,7 @@
     params: {}
     cache: [anthropic:claude-sonnet-5-5]
     cache_policy: system_and_3
+    probes: true                  # false: no retention/loss columns and frames, a faster sweep
     workers: 2
     executor: local               # or dask
     scheduler: null               # tcp://host:8786 with executor dask
@@ -61,6 +62,7 @@ class BenchConfig:
     params: dict[str, Any] = field(default_factory=dict)
     cache: list[str] = field(default_factory=list)
     cache_policy: str = "system_and_3"
+    probes: bool = True
     workers: int = 1
     executor: str = "local"
     scheduler: str | None = None
@@ -116,6 +118,10 @@ def config_from_mapping(data: Any, where: str = "config") -> BenchConfig:
     config.params = _mapping(data.get("params") or {}, f"{where}: params")
     config.cache = _strings(data.get("cache", []), f"{where}: cache")
     config.cache_policy = str(data.get("cache_policy", config.cache_policy))
+    probes = data.get("probes", True)
+    if not isinstance(probes, bool):
+        raise ConfigError(f"{where}: probes must be true or false, got {probes!r}")
+    config.probes = probes
     config.workers = _int(data.get("workers", 1), f"{where}: workers", minimum=1)
     config.executor = str(data.get("executor", "local"))
     if config.executor not in ("local", "dask"):

@@ -69,6 +69,7 @@ def run_config(
         settings=host,
         params=config.params,
         observers=observers,
+        probes=config.probes,
         workers=config.workers,
         executor=config.executor,
         scheduler=config.scheduler,

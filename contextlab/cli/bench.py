@@ -60,6 +60,13 @@ def register(subparsers: Any) -> None:
         help="simulate prompt caching (repeatable; the first fills cache_hit_rate and cost)",
     )
     parser.add_argument("--cache-policy", default=None, help="marker policy (default system_and_3)")
+    parser.add_argument(
+        "--no-probes",
+        dest="probes",
+        action="store_false",
+        default=None,
+        help="skip the measurement probe: no retention, loss and break-cause columns or frames (a faster sweep)",
+    )
     parser.add_argument("--by", choices=["engine", "transcript"], default="engine", help="one row per engine (default)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (also off when TQDM_DISABLE=1)")
     add_host_options(parser)
@@ -115,7 +122,7 @@ def build_config(args: argparse.Namespace) -> tuple[BenchConfig, HostSettings]:
     config.grid = {**scoped, **config.grid, **parse_grid(args.grid)}
     if args.cache:
         config.cache = list(args.cache)
-    for name in ("cache_policy", "workers", "executor", "scheduler", "run_timeout", "out", "format", "limit"):
+    for name in ("cache_policy", "probes", "workers", "executor", "scheduler", "run_timeout", "out", "format", "limit"):
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, value)

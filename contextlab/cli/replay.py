@@ -14,6 +14,7 @@ from contextlab.cli.common import (
     check_output_path,
     configured_run,
 )
+from contextlab.errors import ConfigError
 from contextlab.host.trace import HOST_LOOP_COUNTS, TIMING_COLUMNS, summary_json
 from contextlab.progress import LONG_REPLAY_REQUESTS, ReplayProgress
 from contextlab.replay_files import write_replay
@@ -68,12 +69,20 @@ def register(subparsers: Any) -> None:
         help="simulate prompt caching for this provider (repeatable; the first owns the plain columns)",
     )
     parser.add_argument("--cache-policy", default="system_and_3", help="marker policy (default system_and_3)")
+    parser.add_argument(
+        "--no-probes",
+        dest="probes",
+        action="store_false",
+        help="skip the measurement probe: no retention, loss and break-cause columns or frames (a faster replay)",
+    )
     add_host_options(parser)
     add_plugin_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.facts is not None and not args.probes:
+        raise ConfigError("--facts gives the measurement probe its facts: drop --no-probes to use it")
     out = check_output_path(args.out)
     transcript = load_transcript(args.path, args.index)
     if args.facts is not None:
@@ -82,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     (engine,), settings, params = configured_run(args, [args.engine] if args.engine else [])
     if not args.json and transcript.n_requests >= LONG_REPLAY_REQUESTS:
         observers.append(ReplayProgress(f"replay {engine}"))
-    result = replay(transcript, engine, settings, params=params, observers=observers)
+    result = replay(transcript, engine, settings, params=params, observers=observers, probes=args.probes)
     if args.no_timing:
         result.trace = result.trace.drop(columns=[c for c in result.trace.columns if c in TIMING_COLUMNS])
         result.compactions = result.compactions.drop(columns=[c for c in result.compactions if c in TIMING_COLUMNS])
