@@ -53,6 +53,8 @@ def common_prefix(a: list[bytes], b: list[bytes], a_size: int | None = None, b_s
     """
     low = 0
     high = min(len(a) if a_size is None else a_size, len(b) if b_size is None else b_size)
+    if high and a[high - 1] == b[high - 1]:
+        return high  # one request extends the other (an appended turn): no bisection
     while low < high:
         middle = (low + high) // 2
         if a[middle] == b[middle]:
