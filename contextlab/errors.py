@@ -21,6 +21,11 @@ class TranscriptError(ContextLabError):
         super().__init__(f"{location}: {problem}")
 
 
+class UnknownFormat(TranscriptError):
+    """A file in no format contextlab reads (rather than a broken file of a format it does read):
+    a folder swept for transcripts skips such files (a README, a licence) with a warning."""
+
+
 class EngineError(ContextLabError):
     """An engine could not be found, loaded or configured."""
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import glob
+import warnings
 from pathlib import Path
 
-from contextlab.errors import ConfigError
-from contextlab.transcripts import Transcript, load_transcripts
+from contextlab.errors import ConfigError, UnknownFormat
+from contextlab.transcripts import Transcript, TranscriptWarning, load_transcripts
 
 TRANSCRIPT_SUFFIXES: tuple[str, ...] = (".json", ".jsonl", ".traj", ".gz", ".md", ".txt", ".db", ".sqlite")
 """File endings a folder is searched for (a file named explicitly is read whatever its name)."""
@@ -43,13 +44,30 @@ def expand_source(source: str | Path) -> list[Path]:
 
 
 def load_source(source: str | Path) -> list[Transcript]:
-    """Every conversation ``source`` names (see :func:`expand_source`; a bundled dataset name works too)."""
+    """Every conversation ``source`` names (see :func:`expand_source`; a bundled dataset name works too).
+
+    A file named by itself must be a transcript. Among the files a folder or a pattern gives, one in
+    no format contextlab reads (a README, a licence) is skipped with a :class:`TranscriptWarning`
+    naming it; a broken file of a format contextlab reads is still an error, and so is a folder or
+    pattern that gives no transcript at all.
+    """
     from contextlab.datasets import DATASETS, load_dataset
 
     text = str(source)
     if text in DATASETS and not Path(text).exists():
         return [load_dataset(text)]
+    paths = expand_source(source)
+    named = len(paths) == 1 and Path(text).expanduser() == paths[0]
     found: list[Transcript] = []
-    for path in expand_source(source):
-        found.extend(load_transcripts(path))
+    skipped: list[str] = []
+    for path in paths:
+        try:
+            found.extend(load_transcripts(path))
+        except UnknownFormat as error:
+            if named:
+                raise
+            skipped.append(path.name)
+            warnings.warn(f"{error.source}: skipped, {error.problem.split(';')[0]}", TranscriptWarning, stacklevel=2)
+    if not found and skipped:
+        raise ConfigError(f"{text}: no transcripts among its {len(paths)} files (all in no format contextlab reads)")
     return found

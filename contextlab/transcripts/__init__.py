@@ -114,7 +114,8 @@ def _sniff_and_load(path: Path) -> list[Transcript]:
             return aider.load_llm_history(path, text)
         if aider.looks_like_chat_history(text):
             return aider.load_chat_history(path, text)
-        if not text[start].isdigit() and text[start] not in '"-tfn':
+        # Prose (a README, notes) is no format; a JSON scalar is parsed to name the broken spot.
+        if (not text[start].isdigit() and text[start] not in '"-tfn') or path.suffix.lower() in (".md", ".txt"):
             raise unknown_format(str(path), None)
     if _is_jsonl(text, start):
         return _load_rows(path, parse_jsonl(path, text))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextlab.errors import TranscriptError
+from contextlab.errors import UnknownFormat
 
 FORMATS: tuple[str, ...] = (
     "contextlab (native JSONL)",
@@ -67,9 +67,9 @@ def closest(document: Any) -> str | None:
     return name if score > 0 else None
 
 
-def unknown_format(source: str, document: Any) -> TranscriptError:
+def unknown_format(source: str, document: Any) -> UnknownFormat:
     """The one-line error for a file in no supported format."""
     guess = closest(document)
     hint = f"closest: {guess}; " if guess else ""
     names = ", ".join(f.split(" (")[0] for f in FORMATS)
-    return TranscriptError(source, None, f"not a format contextlab reads; {hint}formats: {names}")
+    return UnknownFormat(source, None, f"not a format contextlab reads; {hint}formats: {names}")
