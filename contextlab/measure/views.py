@@ -22,9 +22,33 @@ FINDINGS_SHOWN = 50
 """Summary-faithfulness findings listed in the report (all are counted)."""
 
 
-def plot_break_timeline(trace: pd.DataFrame) -> Figure:
-    """Invalidated tokens of every prefix break against the request index, one row per run, by cause."""
-    runs = list(trace.groupby(["transcript", "engine", "params"], sort=False))
+TIMELINE_RUNS = 12
+"""Runs drawn in the break timeline (a sweep of thousands of runs would make one subplot each)."""
+
+DIFF_COMPACTIONS_SHOWN = 100
+"""Compactions listed in the HTML diff (the frames keep every one)."""
+
+_RUN = ["transcript", "engine", "params"]
+
+
+def timeline_runs(trace: pd.DataFrame, limit: int = TIMELINE_RUNS) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
+    """The runs the break timeline draws, in run order: all of them, or the ``limit`` runs whose
+    breaks invalidated the most tokens."""
+    runs = [(tuple(str(k) for k in key), run) for key, run in trace.groupby(_RUN, sort=False)]
+    if len(runs) <= limit:
+        return runs
+    if "break_tokens" in trace.columns:
+        lost = [float(run["break_tokens"].fillna(0).sum()) for _, run in runs]
+    else:
+        lost = [0.0] * len(runs)
+    chosen = sorted(sorted(range(len(runs)), key=lambda i: -lost[i])[:limit])  # stable: earlier runs win ties
+    return [runs[i] for i in chosen]
+
+
+def plot_break_timeline(trace: pd.DataFrame, limit: int = TIMELINE_RUNS) -> Figure:
+    """Invalidated tokens of every prefix break against the request index, one row per run, by
+    cause (at most ``limit`` runs: :func:`timeline_runs`)."""
+    runs = timeline_runs(trace, limit)
     figure = Figure(figsize=(9.0, 1.0 + 1.6 * max(1, len(runs))), layout="constrained")
     axes = figure.subplots(max(1, len(runs)), 1, squeeze=False)[:, 0]
     for ax, (key, run) in zip(axes, runs, strict=False):
@@ -33,7 +57,7 @@ def plot_break_timeline(trace: pd.DataFrame) -> Figure:
             rows = breaks[breaks["break_cause"] == cause]
             if len(rows):
                 ax.scatter(rows["request"], rows["break_tokens"], s=12, label=cause)
-        ax.set_title(" / ".join(str(k) for k in key[:2]), fontsize=9)
+        ax.set_title(" / ".join(key[:2]), fontsize=9)
         ax.set_ylabel("tokens invalidated", fontsize=8)
         if len(breaks):
             ax.legend(fontsize=7, loc="upper left")
@@ -41,29 +65,46 @@ def plot_break_timeline(trace: pd.DataFrame) -> Figure:
     return figure
 
 
-def compaction_diff_html(frames: Mapping[str, pd.DataFrame], shown: int = DIFF_ITEMS_SHOWN) -> str:
+def compaction_diff_html(
+    frames: Mapping[str, pd.DataFrame], shown: int = DIFF_ITEMS_SHOWN, compactions: int = DIFF_COMPACTIONS_SHOWN
+) -> str:
     """One table per compaction: counts kept / summarised / removed, then the dropped items that a
-    later request needed first."""
+    later request needed first. With more than ``compactions`` compactions, the ones that dropped
+    the most items needed later are listed (in run order), and the page says so."""
     diff = frames.get("compaction_diff")
     items = frames.get("compaction_items")
     if diff is None or not len(diff):
         return "<p>No compactions.</p>"
+    keys = [*_RUN, "request"]
+    # One pass over the items instead of a filter of the whole frame per compaction.
+    by_compaction: dict[tuple[object, ...], pd.DataFrame] = {}
+    if items is not None and len(items):
+        by_compaction = {tuple(key): group for key, group in items.groupby(keys, sort=False)}
+    rows = list(diff.itertuples(index=False))
+    columns = list(diff.columns)
     parts = []
-    for _, row in diff.iterrows():
-        label = f"{row['transcript']} / {row['engine']}, request {int(row['request'])}"
+    if len(rows) > compactions:
+        needed = [
+            int(by_compaction[key]["needed_later"].sum()) if key in by_compaction else 0
+            for key in (tuple(getattr(row, k) for k in keys) for row in rows)
+        ]
+        chosen = sorted(sorted(range(len(rows)), key=lambda i: -needed[i])[:compactions])
+        rows = [rows[i] for i in chosen]
+        parts.append(
+            f"<p>The {compactions} of {len(diff)} compactions that dropped the most items needed later; "
+            "every one is in the compaction_diff and compaction_items frames.</p>"
+        )
+    for row in rows:
+        values = dict(zip(columns, row, strict=True))
+        label = f"{values['transcript']} / {values['engine']}, request {int(values['request'])}"
         parts.append(f"<h4>{html.escape(label)}</h4>")
-        counts = {k: row[k] for k in diff.columns if k.startswith(("messages_", "fact_", "identifier_", "error_"))}
+        counts = {k: values[k] for k in columns if k.startswith(("messages_", "fact_", "identifier_", "error_"))}
         parts.append(pd.DataFrame([counts]).to_html(index=False, border=0, na_rep=""))
-        if items is not None and len(items):
-            mine = items[
-                (items["transcript"] == row["transcript"])
-                & (items["engine"] == row["engine"])
-                & (items["params"] == row["params"])
-                & (items["request"] == row["request"])
-            ]
+        mine = by_compaction.get(tuple(values[k] for k in keys))
+        if mine is not None:
             lost = mine.sort_values(["needed_later", "later_uses"], ascending=False, kind="stable").head(shown)
-            columns = ["kind", "text", "outcome", "needed_later", "later_uses", "next_use"]
-            parts.append(lost[columns].to_html(index=False, border=0, na_rep=""))
+            listed = ["kind", "text", "outcome", "needed_later", "later_uses", "next_use"]
+            parts.append(lost[listed].to_html(index=False, border=0, na_rep=""))
     return "\n".join(parts)
 
 
@@ -76,6 +117,10 @@ def measure_sections(trace: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | N
     parts = ["<h2>Prefix breaks by cause</h2>"]
     table = break_table(trace)
     parts.append(f"<div class='wide'>{table.to_html(index=False, border=0, na_rep='')}</div>")
+    drawn = timeline_runs(trace)
+    total = trace.groupby(_RUN, sort=False).ngroups
+    if len(drawn) < total:
+        parts.append(f"<p>Timeline: the {len(drawn)} of {total} runs whose breaks invalidated the most tokens.</p>")
     data = base64.b64encode(figure_png(plot_break_timeline(trace))).decode("ascii")
     parts.append(f"<p><img alt='prefix breaks' src='data:image/png;base64,{data}'></p>")
     if frames:
