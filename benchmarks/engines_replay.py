@@ -2,13 +2,16 @@
 
 Usage::
 
-    python benchmarks/engines_replay.py [PATH] [--context-length N] [--overhead N] [--engines a,b]
+    python benchmarks/engines_replay.py [PATH] [--context-length N] [--overhead N] [--engines a,b] [--no-probes]
 
 PATH defaults to the longest Claude Code session under ``$CONTEXTLAB_TRANSCRIPTS`` (or
 ``../shared/transcripts``). The Claude Code logs omit the ~26k-token system prompt and tool schemas,
 hence ``--overhead 26000`` by default. Wall time is reported as a ratio to ``passthrough`` measured
 in the same run (the replay host's own cost), so the engine's added cost is visible. Before each replay
-the harness's objects are collected and frozen and the engines' text memos cleared.
+the harness's objects are collected and frozen and the engines' text memos cleared. The measurement
+probe is on, as in every replay, unless ``--no-probes``: then the ratios are the engines' own cost
+over the host's, without the probe's per-row work (which grows with the rows an engine reshuffles,
+and with ``lcm`` includes its recovery oracle's searches).
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ def default_path() -> Path:
     return sessions[-1]
 
 
-def timed_replay(transcript: Transcript, name: str, params: dict[str, Any], settings: HostSettings) -> dict[str, Any]:
+def timed_replay(
+    transcript: Transcript, name: str, params: dict[str, Any], settings: HostSettings, probes: bool = True
+) -> dict[str, Any]:
     """One replay's wall and CPU seconds and summary, every engine from the same process state.
 
     Earlier replays leave objects behind (memos, the previous result until it is replaced) that the
@@ -63,7 +68,7 @@ def timed_replay(transcript: Transcript, name: str, params: dict[str, Any], sett
     gc.collect()
     gc.freeze()
     started, started_cpu = time.perf_counter(), time.process_time()
-    result = replay(transcript, name, settings, params=params)
+    result = replay(transcript, name, settings, params=params, probes=probes)
     wall = time.perf_counter() - started
     cpu = time.process_time() - started_cpu  # CPU time: what counts on a shared machine
     return {"wall": wall, "cpu": cpu, "summary": result.summary}
@@ -77,6 +82,7 @@ def main() -> None:
     parser.add_argument(
         "--engines", default=None, help="comma-separated engine names to run after passthrough (default: all)"
     )
+    parser.add_argument("--no-probes", dest="probes", action="store_false", help="replay without the measurement probe")
     args = parser.parse_args()
     chosen = [(n, p) for n, p in ENGINES if n == "passthrough" or not args.engines or n in args.engines.split(",")]
     path = Path(args.path) if args.path else default_path()
@@ -89,7 +95,7 @@ def main() -> None:
         replay(warm, name, HostSettings(context_length=8_000), params=params)
     base_wall = base_cpu = None
     for name, params in chosen:
-        found = timed_replay(transcript, name, params, settings)
+        found = timed_replay(transcript, name, params, settings, args.probes)
         wall, cpu, s = found["wall"], found["cpu"], found["summary"]
         base_wall = base_wall or wall
         base_cpu = base_cpu or cpu
