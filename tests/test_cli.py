@@ -90,8 +90,8 @@ def test_replay_without_probes_writes_the_same_host_columns_and_no_measurement_f
     plain, probed = pd.read_csv(tmp_path / "plain" / "t.csv"), pd.read_csv(tmp_path / "probed" / "t.csv")
     assert "identifier_retention" in probed.columns and "identifier_retention" not in plain.columns
     pd.testing.assert_frame_equal(plain, probed[list(plain.columns)])
-    for name in ("t.compactions.csv",):
-        assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "probed" / name).read_bytes()
+    compactions = "t.compactions.csv"
+    assert (tmp_path / "plain" / compactions).read_bytes() == (tmp_path / "probed" / compactions).read_bytes()
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from contextlab.errors import ConfigError, UnknownFormat
 from contextlab.transcripts import Transcript, TranscriptWarning, load_transcripts
+from contextlab.transcripts.formats import NOT_A_FORMAT
 
 TRANSCRIPT_SUFFIXES: tuple[str, ...] = (".json", ".jsonl", ".traj", ".gz", ".md", ".txt", ".db", ".sqlite")
 """File endings a folder is searched for (a file named explicitly is read whatever its name)."""
@@ -57,17 +58,17 @@ def load_source(source: str | Path) -> list[Transcript]:
     if text in DATASETS and not Path(text).exists():
         return [load_dataset(text)]
     paths = expand_source(source)
-    named = len(paths) == 1 and Path(text).expanduser() == paths[0]
+    named = Path(text).expanduser().is_file()
     found: list[Transcript] = []
-    skipped: list[str] = []
+    skipped = 0
     for path in paths:
         try:
             found.extend(load_transcripts(path))
         except UnknownFormat as error:
             if named:
                 raise
-            skipped.append(path.name)
-            warnings.warn(f"{error.source}: skipped, {error.problem.split(';')[0]}", TranscriptWarning, stacklevel=2)
+            skipped += 1
+            warnings.warn(f"{error.source}: skipped, {NOT_A_FORMAT}", TranscriptWarning, stacklevel=2)
     if not found and skipped:
         raise ConfigError(f"{text}: no transcripts among its {len(paths)} files (all in no format contextlab reads)")
     return found

@@ -31,6 +31,11 @@ DIFF_COMPACTIONS_SHOWN = 100
 _RUN = ["transcript", "engine", "params"]
 
 
+def _largest_in_order(scores: list[float], limit: int) -> list[int]:
+    """Positions of the ``limit`` largest ``scores``, in position order (earlier ones win ties)."""
+    return sorted(sorted(range(len(scores)), key=lambda i: -scores[i])[:limit])
+
+
 def timeline_runs(trace: pd.DataFrame, limit: int = TIMELINE_RUNS) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
     """The runs the break timeline draws, in run order: all of them, or the ``limit`` runs whose
     breaks invalidated the most tokens."""
@@ -41,8 +46,7 @@ def timeline_runs(trace: pd.DataFrame, limit: int = TIMELINE_RUNS) -> list[tuple
         lost = [float(run["break_tokens"].fillna(0).sum()) for _, run in runs]
     else:
         lost = [0.0] * len(runs)
-    chosen = sorted(sorted(range(len(runs)), key=lambda i: -lost[i])[:limit])  # stable: earlier runs win ties
-    return [runs[i] for i in chosen]
+    return [runs[i] for i in _largest_in_order(lost, limit)]
 
 
 def plot_break_timeline(trace: pd.DataFrame, limit: int = TIMELINE_RUNS) -> Figure:
@@ -80,27 +84,22 @@ def compaction_diff_html(
     by_compaction: dict[tuple[object, ...], pd.DataFrame] = {}
     if items is not None and len(items):
         by_compaction = {tuple(key): group for key, group in items.groupby(keys, sort=False)}
-    rows = list(diff.itertuples(index=False))
-    columns = list(diff.columns)
+    rows = diff.to_dict("records")
     parts = []
     if len(rows) > compactions:
-        needed = [
-            int(by_compaction[key]["needed_later"].sum()) if key in by_compaction else 0
-            for key in (tuple(getattr(row, k) for k in keys) for row in rows)
-        ]
-        chosen = sorted(sorted(range(len(rows)), key=lambda i: -needed[i])[:compactions])
-        rows = [rows[i] for i in chosen]
+        found = [by_compaction.get(tuple(row[k] for k in keys)) for row in rows]
+        needed = [0.0 if group is None else float(group["needed_later"].sum()) for group in found]
+        rows = [rows[i] for i in _largest_in_order(needed, compactions)]
         parts.append(
             f"<p>The {compactions} of {len(diff)} compactions that dropped the most items needed later; "
             "every one is in the compaction_diff and compaction_items frames.</p>"
         )
     for row in rows:
-        values = dict(zip(columns, row, strict=True))
-        label = f"{values['transcript']} / {values['engine']}, request {int(values['request'])}"
+        label = f"{row['transcript']} / {row['engine']}, request {int(row['request'])}"
         parts.append(f"<h4>{html.escape(label)}</h4>")
-        counts = {k: values[k] for k in columns if k.startswith(("messages_", "fact_", "identifier_", "error_"))}
+        counts = {k: v for k, v in row.items() if str(k).startswith(("messages_", "fact_", "identifier_", "error_"))}
         parts.append(pd.DataFrame([counts]).to_html(index=False, border=0, na_rep=""))
-        mine = by_compaction.get(tuple(values[k] for k in keys))
+        mine = by_compaction.get(tuple(row[k] for k in keys))
         if mine is not None:
             lost = mine.sort_values(["needed_later", "later_uses"], ascending=False, kind="stable").head(shown)
             listed = ["kind", "text", "outcome", "needed_later", "later_uses", "next_use"]

@@ -67,9 +67,13 @@ def closest(document: Any) -> str | None:
     return name if score > 0 else None
 
 
+NOT_A_FORMAT = "not a format contextlab reads"
+"""The head of :func:`unknown_format`'s message (what a folder sweep says of a file it skips)."""
+
+
 def unknown_format(source: str, document: Any) -> UnknownFormat:
     """The one-line error for a file in no supported format."""
     guess = closest(document)
     hint = f"closest: {guess}; " if guess else ""
     names = ", ".join(f.split(" (")[0] for f in FORMATS)
-    return UnknownFormat(source, None, f"not a format contextlab reads; {hint}formats: {names}")
+    return UnknownFormat(source, None, f"{NOT_A_FORMAT}; {hint}formats: {names}")
