@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from engine_helpers import load, tool_session
 
 from contextlab.engines.parts import TokenEstimator
+from contextlab.errors import EngineError
 from contextlab.messages import validate_messages
 
 
@@ -91,3 +93,40 @@ def test_incremental_rankings_equal_fresh_engines_as_the_session_grows() -> None
     fresh = load("retrieval", context_length=6_000, recent_messages=6, sticky=False)
     expected = fresh.select_context(request, incoming_message=incoming, budget_tokens=6_000)
     assert kept.select_context(request, incoming_message=incoming, budget_tokens=6_000) == expected
+
+
+def test_groups_hold_a_share_of_the_budget_so_a_selection_has_few_gaps() -> None:
+    """Many short turns that all match the query: with one group per turn the budget fills with
+    scattered single turns (a gap marker between each two); groups of at least budget / 16 tokens
+    keep the selection to at most 16 groups, each a run of whole turns that holds that much."""
+    messages = tool_session(300, lines=1)
+    for i, m in enumerate(messages):
+        if m.get("role") == "tool" and i % 3 == 0:
+            m["content"] += " kangaroo"
+    incoming = {"role": "user", "content": "kangaroo"}
+    estimator = TokenEstimator()
+    gaps = {}
+    for fraction in (0.0, 1 / 16):
+        engine = load("retrieval", context_length=8_000, recent_messages=6, min_group_fraction=fraction)
+        view = engine.select_context(messages, incoming_message=incoming, budget_tokens=8_000)
+        assert view is not None and validate_messages(view) == []
+        assert estimator.messages(view) <= 4_000 + 50
+        is_marker = [str(m.get("content")).startswith("[… ") for m in view]
+        gaps[fraction] = sum(is_marker)
+        # The kept runs between markers (after the head, before the recent block) are whole groups.
+        runs, run = [], []
+        for m, marker in zip(view[2:], is_marker[2:], strict=True):
+            if marker:
+                runs.append(run)
+                run = []
+            else:
+                run.append(m)
+        for kept in runs[1:]:  # each run after a gap starts a group and holds at least one
+            assert estimator.messages(kept) >= int(4_000 * fraction)
+    assert gaps[1 / 16] <= 16 + 1 < gaps[0.0]
+
+
+def test_a_group_share_outside_zero_to_one_is_a_one_line_error() -> None:
+    expected = r"^engine 'retrieval' failed to start: .*min_group_fraction must be in \[0, 1\], got 1.5$"
+    with pytest.raises(EngineError, match=expected):
+        load("retrieval", min_group_fraction=1.5)

@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 import numpy as np
+import pytest
 from engine_helpers import load, tool_session
 
 from contextlab.engines import parts
@@ -27,7 +28,9 @@ def _module(name: str) -> Any:
     return importlib.import_module(type(engine).__module__ + name)
 
 
-def plain_selection(messages: list[dict[str, Any]], incoming: dict[str, Any], recent_messages: int = 6) -> Any:
+def plain_selection(
+    messages: list[dict[str, Any]], incoming: dict[str, Any], recent_messages: int = 6, min_group_fraction: float = 0.0
+) -> Any:
     """The engine's selection with ``sticky=False`` (headroom 0), computed from scratch."""
     ranking = _module(".ranking")
     estimator = TokenEstimator()
@@ -39,8 +42,17 @@ def plain_selection(messages: list[dict[str, Any]], incoming: dict[str, Any], re
     recent = parts.safe_cut_at_or_before(messages, max(head, len(messages) - recent_messages))
     if recent <= head:
         return None
-    starts = [head, *(i for i in range(head + 1, recent) if messages[i].get("role") != "tool")]
-    bounds = list(zip(starts, [*starts[1:], recent], strict=True))
+    # A group runs from a safe row to the first safe row at which it holds min_cost tokens; the
+    # rows after the last whole group stay with the recent block.
+    min_cost = int(budget * min_group_fraction)
+    bounds, start = [], head
+    for cut in [*(i for i in range(head + 1, recent) if messages[i].get("role") != "tool"), recent]:
+        if sum(costs_of_rows[start:cut]) >= min_cost:
+            bounds.append((start, cut))
+            start = cut
+    if not bounds:
+        return None
+    recent = start
     costs = [sum(costs_of_rows[s:e]) for s, e in bounds]
     room = budget - sum(costs_of_rows[:head]) - sum(costs_of_rows[recent:])
     terms = ranking.query_terms(incoming, messages)
@@ -82,14 +94,15 @@ def session(seed: int, n_calls: int = 70) -> list[dict[str, Any]]:
     return messages
 
 
-def test_each_request_of_a_growing_session_equals_the_plain_selection() -> None:
+@pytest.mark.parametrize("fraction", [0.0, 1 / 64, 0.05, 0.3])
+def test_each_request_of_a_growing_session_equals_the_plain_selection(fraction: float) -> None:
     for seed in range(3):
         messages = session(seed)
-        engine = load("retrieval", context_length=BUDGET, recent_messages=6, sticky=False)
+        engine = load("retrieval", context_length=BUDGET, recent_messages=6, sticky=False, min_group_fraction=fraction)
         rng = random.Random(seed)
         for end in range(10, len(messages) + 1):
             incoming = {"role": "user", "content": " ".join(rng.choices(["kangaroo", "cache", "file", "wombat"], k=2))}
-            expected = plain_selection(messages[:end], incoming)
+            expected = plain_selection(messages[:end], incoming, min_group_fraction=fraction)
             found = engine.select_context(messages[:end], incoming_message=incoming, budget_tokens=BUDGET)
             assert found == expected, (seed, end)
             if found is not None:  # history rows come back as the very objects handed in
@@ -136,7 +149,8 @@ def test_sticky_reuse_equals_the_key_based_rule_and_tolerates_shared_keys() -> N
         assert 1 < kept.reselections < len(messages) - 10  # both paths were taken
 
 
-def test_group_table_extends_to_what_a_fresh_table_builds() -> None:
+@pytest.mark.parametrize("min_cost", [0, 1, 150, 600])
+def test_group_table_extends_to_what_a_fresh_table_builds(min_cost: int) -> None:
     groups_module = _module(".groups")
     messages = tool_session(30, users=5)
     estimator = TokenEstimator()
@@ -153,14 +167,20 @@ def test_group_table_extends_to_what_a_fresh_table_builds() -> None:
     epochs = set()
     for recent in [head, head, 9, 9, 15, 15, 16, 40, 41, 44, 12, 30, len(messages)]:
         recent = max(head, parts.safe_cut_at_or_before(messages, recent)) if recent < len(messages) else recent
-        table.update(messages, cum, safe, head, recent, rows=0, key_of=key_of)
+        table.update(messages, cum, safe, head, recent, rows=0, key_of=key_of, min_cost=min_cost)
         fresh = groups_module.GroupTable()
-        fresh.update(messages, cum, safe, head, recent, rows=0, key_of=key_of)
-        for field in ("starts", "ends", "keys", "costs", "opens_with_user", "closes_with_user"):
+        fresh.update(messages, cum, safe, head, recent, rows=0, key_of=key_of, min_cost=min_cost)
+        for field in ("starts", "ends", "keys", "costs", "opens_with_user", "closes_with_user", "end"):
             assert getattr(table, field) == getattr(fresh, field), (recent, field)
         assert table.cost_array().tolist() == table.costs
+        # Groups tile [head, end) and each holds min_cost; what is left before recent holds less.
+        assert table.starts == [head, *table.ends[:-1]] if table.starts else table.end == head
+        assert all(cost >= min_cost for cost in table.costs)
+        assert cum[recent] - cum[table.end] < max(min_cost, 1) or table.end == recent
         epochs.add(table.epoch)
-    assert len(epochs) == 2  # one rebuild: the recent block moved back (12 after 44)
+    if not min_cost:
+        assert len(epochs) == 2  # one rebuild: the recent block moved back (12 after 44)
+    assert table.starts, "the table never held a group"
 
 
 def test_greedy_fill_equals_the_python_loop() -> None:

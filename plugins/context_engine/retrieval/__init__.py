@@ -50,6 +50,11 @@ class RetrievalEngine(ContextEngine):
         jaccard_threshold: Query term-set similarity under which a sticky selection is redone.
         headroom: Share of the selectable budget a fresh selection leaves free, so a sticky
             selection can absorb the groups that age out of the recent block before it must be redone.
+        min_group_fraction: Smallest turn group, as a share of the budget: consecutive turns are
+            merged until a group holds that much, so a selection has at most about
+            ``1 / min_group_fraction`` groups (and gap markers) however long the session is;
+            the turns after the last whole group stay with the recent block. 0 (the default)
+            makes every turn its own group.
         hard_cap_fraction: Fraction of the window at which ``compress`` truncates (as ``mask_window``).
     """
 
@@ -61,6 +66,7 @@ class RetrievalEngine(ContextEngine):
         jaccard_threshold: float = 0.5,
         headroom: float = 0.2,
         hard_cap_fraction: float = 0.95,
+        min_group_fraction: float = 0.0,
         context_length: int = 0,
     ) -> None:
         if not 0 < budget_fraction <= 1 or recent_messages < 1:
@@ -72,6 +78,9 @@ class RetrievalEngine(ContextEngine):
         if not 0 <= headroom < 1:
             raise ValueError(f"headroom must be in [0, 1), got {headroom}")
         self.headroom = float(headroom) if sticky else 0.0
+        if not 0 <= min_group_fraction <= 1:
+            raise ValueError(f"min_group_fraction must be in [0, 1], got {min_group_fraction}")
+        self.min_group_fraction = float(min_group_fraction)
         self.hard_cap_fraction = float(hard_cap_fraction)
         self.threshold_percent = self.hard_cap_fraction
         self.context_length = int(context_length)
@@ -150,9 +159,11 @@ class RetrievalEngine(ContextEngine):
         # The older groups, kept from the previous request: only the groups that aged out of the
         # recent block since then run Python code (docs/performance.md).
         groups = self._groups
-        groups.update(messages, cum, self._safe, head, recent, rows=self._rows, key_of=_group_key)
+        min_cost = int(budget * self.min_group_fraction)
+        groups.update(messages, cum, self._safe, head, recent, rows=self._rows, key_of=_group_key, min_cost=min_cost)
         if not len(groups):
             return None
+        recent = groups.end  # the turns after the last whole group stay with the recent block
         room = budget - cum[head] - (total - cum[recent])
         terms = query_terms(incoming_message, messages, self._query_memo)
         found = self._sticky_choice(terms, room)
