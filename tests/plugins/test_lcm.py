@@ -110,21 +110,35 @@ def test_large_output_stub_in_tail() -> None:
 
 
 def test_literal_search_matches_the_regex_search() -> None:
-    """A search for an escaped literal (the fast path over ASCII rows) answers exactly as the same
-    pattern run through the regex engine (a group makes it a non-literal regex), ASCII or not."""
+    """A search for an escaped literal (the fast path: one pass over the joined ASCII rows) answers
+    exactly as the same pattern run through the regex engine (a group makes it a non-literal
+    regex), ASCII or not, also for rows stored after the first search."""
     engine = load("lcm", context_length=200_000)
-    messages = tool_session(12, lines=6)
+    messages = tool_session(24, lines=6)
     messages[3]["content"] += "\nVALUE_1_2 again value_1_2, Value_1_2. a.b.c a.b.c"
     messages[5]["content"] += "\nſtate KELVIN Kelvin \u212aelvin value_1_2 naïve a.b.c"  # long s, Kelvin sign
     messages[7]["content"] += "\naaaa aaa"
-    engine.store.ingest(messages)
-    for literal in ["value_1_2", "VALUE_1", "a.b.c", "state", "kelvin", "aa", "file 3 line", "naïve", "zzz"]:
-        for mode_args in ({}, {"scope": "messages", "sort": "relevance", "limit": 50}):
-            fast = engine.handle_tool_call("lcm_grep", {"query": re.escape(literal), **mode_args})
-            slow = engine.handle_tool_call("lcm_grep", {"query": f"(?:{re.escape(literal)})", **mode_args})
-            assert json.loads(fast)["matches"] == json.loads(slow)["matches"], literal
+    messages[9]["content"] = ""  # an empty row between two others
+    messages[30]["content"] += "\x00value_1_2\x00aa"  # NUL inside a row (the fast path's separator)
+    messages[33]["content"] += "\nvalue_1_2 ends the row: value_1_2"
+    literals = ["value_1_2", "VALUE_1", "a.b.c", "state", "kelvin", "aa", "file 3 line", "naïve", "zzz", "2\x00aa"]
+    totals = []
+    for stored in (28, len(messages)):  # a first store, then rows added after searches ran
+        engine.store.ingest(messages[:stored])
+        for literal in literals:
+            for mode_args in ({}, {"scope": "messages", "sort": "relevance", "limit": 50}):
+                fast = json.loads(engine.handle_tool_call("lcm_grep", {"query": re.escape(literal), **mode_args}))
+                slow = json.loads(
+                    engine.handle_tool_call("lcm_grep", {"query": f"(?:{re.escape(literal)})", **mode_args})
+                )
+                assert fast["matches"] == slow["matches"] and fast["total"] == slow["total"], (stored, literal)
+                totals.append(fast["total"])
     assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "kelvin", "limit": 50}))["total"] == 1
-    assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "aa", "limit": 50}))["total"] == 1
+    assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "aa", "limit": 50}))["total"] == 2
+    assert (
+        json.loads(engine.handle_tool_call("lcm_grep", {"query": "value_1_2", "limit": 50}))["total"] == 5
+    )  # and a tool result
+    assert len(set(totals)) > 3  # the searches found different numbers of rows
 
 
 def test_covering_map_follows_new_nodes() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,14 @@ class Store:
     _uidless: int = 0
     _covering: dict[str, str] | None = field(default=None, repr=False)
     _lowered: dict[str, str] = field(default_factory=dict, repr=False)
+    # The lowered ASCII row texts joined by NUL (extended when a search finds new rows), with each
+    # text's bounds in it and its row position; the positions of the other rows.
+    _corpus: str = field(default="", repr=False)
+    _corpus_starts: list[int] = field(default_factory=list, repr=False)
+    _corpus_ends: list[int] = field(default_factory=list, repr=False)
+    _corpus_rows: list[int] = field(default_factory=list, repr=False)
+    _non_ascii_rows: list[int] = field(default_factory=list, repr=False)
+    _corpus_seen: int = field(default=0, repr=False)  # rows looked at so far
 
     def ingest(self, messages: list[dict[str, Any]]) -> None:
         """Add every message not seen yet (keyed by ``message_uid``; summary rows are skipped)."""
@@ -115,6 +124,44 @@ class Store:
                 out.setdefault(source, node.id)
         self._covering = out
         return out
+
+    def ascii_literal_hits(self, needle: str) -> tuple[list[tuple[int, int, int]], list[int]]:
+        """Where ``needle`` (lowered ASCII, no NUL) occurs in the lowered ASCII rows: ``(row position,
+        count, first start)`` per row holding it, in row order, with ``str.count``'s non-overlapping
+        count; and the positions of the non-ASCII rows, which the caller searches itself.
+
+        One ``str.find`` pass over the joined texts (a search for a rare identifier costs its hits,
+        not a Python step per stored row); NUL between the texts keeps every match inside one.
+        """
+        self._extend_corpus()
+        corpus, starts, ends, rows = self._corpus, self._corpus_starts, self._corpus_ends, self._corpus_rows
+        found: list[tuple[int, int, int]] = []
+        at = corpus.find(needle)
+        while at != -1:
+            k = bisect_right(starts, at) - 1
+            found.append((rows[k], corpus.count(needle, starts[k], ends[k]), at - starts[k]))
+            at = corpus.find(needle, ends[k])
+        return found, self._non_ascii_rows
+
+    def _extend_corpus(self) -> None:
+        """Join the lowered texts of the ASCII rows stored since the last search to the corpus."""
+        texts: list[str] = []
+        offset = len(self._corpus) + 1 if self._corpus_starts else 0  # after a NUL, if not first
+        for position in range(self._corpus_seen, len(self.rows)):
+            text = self.rows[position].text
+            if not text.isascii():
+                self._non_ascii_rows.append(position)
+                continue
+            low = self.lowered(text)
+            self._corpus_starts.append(offset)
+            self._corpus_ends.append(offset + len(low))
+            self._corpus_rows.append(position)
+            texts.append(low)
+            offset += len(low) + 1
+        self._corpus_seen = len(self.rows)
+        if texts:
+            pieces = [self._corpus, *texts] if len(self._corpus_starts) > len(texts) else texts
+            self._corpus = "\x00".join(pieces)
 
     def lowered(self, text: str) -> str:
         """``text.lower()``, computed once per stored text (every search lowers every row)."""

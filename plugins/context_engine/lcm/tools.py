@@ -77,6 +77,7 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     ):
         return {"error": "mode must be regex|fts, scope messages|summaries|both, sort recency|relevance"}
     lowered = store.lowered
+    needle: str | None = None  # a regex that is a plain ASCII text: that text, lowered
     if mode == "regex":
         try:
             pattern = re.compile(query, re.IGNORECASE)
@@ -111,8 +112,17 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     covering = store.covering()
     found: list[tuple[int, int, dict[str, Any]]] = []
     if scope in ("messages", "both"):
-        for position, row in enumerate(store.rows):
-            count, start, end = hits(row.text)
+        if needle is not None and "\x00" not in needle:
+            # The ASCII rows by one pass over their joined texts, the others one by one.
+            ascii_hits, others = store.ascii_literal_hits(needle)
+            matched = sorted(
+                [(p, n, at, at + len(needle)) for p, n, at in ascii_hits]
+                + [(p, *hits(store.rows[p].text)) for p in others]
+            )
+        else:
+            matched = [(p, *hits(row.text)) for p, row in enumerate(store.rows)]
+        for position, count, start, end in matched:
+            row = store.rows[position]
             if count:
                 leaf = covering.get(row.store_id)
                 found.append(
