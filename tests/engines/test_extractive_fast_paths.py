@@ -5,12 +5,15 @@ from __future__ import annotations
 import random
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from contextlab.engines.summarizers import extractive
 from contextlab.engines.summarizers.redact import _HINTS, _PATTERNS, redact
 from contextlab.engines.tooltext import first_error_line
 
 PIECES = [
-    *"ab/.:_-~ \t\n\r\x0b\x0c\x85\u2028\u3000(),*`'",
+    *"ab/.:_-~ \t\n\r\x0b\x0c\x1c\x1f\x85\u2028\u3000(),*`'",
     "src/a.py",
     "./x/y.md",
     "~/z",
@@ -76,6 +79,14 @@ def test_path_tokens_match_the_per_word_pass() -> None:
     for text in _texts():
         assert extractive.path_tokens(text) == _plain_path_tokens(text), text
         assert extractive.path_tokens(text) == _plain_path_tokens(text), text  # memoized words too
+
+
+@settings(max_examples=2000, deadline=None)
+@given(text=st.text(alphabet="ab/.py_-~ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\u3000cmdjsonxé", max_size=80))
+def test_path_words_are_the_whole_word_patterns(text: str) -> None:
+    """The ASCII fast path finds the words the whole-word pattern finds (ASCII whitespace of every
+    kind, marks at word starts and ends, extensions followed by word characters or not)."""
+    assert extractive._path_words(text) == extractive._PATH_WORD.findall(text)
 
 
 def test_redact_skips_only_patterns_that_cannot_match() -> None:

