@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextlab.engines.summarizers.extractive import _IDENTIFIER_PATTERNS
+from contextlab.engines.summarizers.extractive import _HEX_RUN, _IDENTIFIER_PATTERNS, _has_hex_run
 
 PLAIN = {
     1: re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"),
@@ -42,3 +42,11 @@ def test_same_matches_as_the_plain_form(index: int, text: str) -> None:
 )
 def test_examples(index: int, text: str, found: list[str]) -> None:
     assert _IDENTIFIER_PATTERNS[index][2].findall(text) == found == PLAIN[index].findall(text)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=st.text(alphabet="0123456789abcdefgABCx \né\u0660", max_size=40))
+def test_hex_gate_is_the_regex_gate(text: str) -> None:
+    """The byte-translation gate says what ``[0-9a-f]{7}`` says (ASCII or not; Arabic-Indic digits
+    are ``\\d`` but not hex)."""
+    assert _has_hex_run(text) == (_HEX_RUN.search(text) is not None)

@@ -17,7 +17,7 @@ interface. Budgets are rough tokens (``(chars + 3) // 4``, the host's estimator)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from contextlab.engine import Message
@@ -92,7 +92,20 @@ the regex engine skips to candidates at C speed."""
 _ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace())
 """The ASCII bytes ``\\s`` matches (``str.isspace``: tab to carriage return, 0x1c-0x1f, space)."""
 _ASCII_SPACE_TO_SPACE = bytes.maketrans(_ASCII_SPACES, b" " * len(_ASCII_SPACES))
-_IDENTIFIER_PATTERNS: tuple[tuple[str, re.Pattern[str] | None, re.Pattern[str]], ...] = (
+_HEX_RUN = re.compile(r"[0-9a-f]{7}")
+_HEX_TO_X = bytes(ord("x") if chr(c) in "0123456789abcdef" else ord(" ") for c in range(256))
+
+
+def _has_hex_run(text: str) -> bool:
+    """Whether ``text`` holds seven lowercase hex digits in a row (every hex identifier does): on ASCII
+    text a byte translation and one substring search, 7x faster than the regex, which starts a
+    match at every letter a-f."""
+    if text.isascii():
+        return b"xxxxxxx" in text.encode("ascii").translate(_HEX_TO_X)
+    return _HEX_RUN.search(text) is not None
+
+
+_IDENTIFIER_PATTERNS: tuple[tuple[str, Callable[[str], object] | None, re.Pattern[str]], ...] = (
     ("://", None, re.compile(r"https?://[^\s<>\"'`)\]]+")),
     # Each pattern opens with the character it starts at, then a lookbehind for the word boundary
     # (``#(?<![\w&]#)`` is ``\b#`` with ``&#`` excluded): a leading ``\b`` or lookbehind makes the
@@ -101,7 +114,7 @@ _IDENTIFIER_PATTERNS: tuple[tuple[str, re.Pattern[str] | None, re.Pattern[str]],
     # tests/engines/test_extractive_patterns.py checks them against the plain ``\b`` forms).
     (
         "",
-        re.compile(r"[0-9a-f]{7}"),
+        _has_hex_run,
         re.compile(
             r"[0-9a-f](?<!\w[0-9a-f])(?:(?<=\d)|(?=[0-9a-f]*\d))(?:(?<=[a-f])|(?=[0-9a-f]*[a-f]))[0-9a-f]{6,39}\b"
         ),
@@ -109,7 +122,7 @@ _IDENTIFIER_PATTERNS: tuple[tuple[str, re.Pattern[str] | None, re.Pattern[str]],
     ("#", None, re.compile(r"#(?<![\w&]#)\d{1,6}\b")),
     (
         ".",
-        re.compile(r"\d\.\d"),
+        re.compile(r"\d\.\d").search,
         re.compile(
             r"v(?<!\wv)(?:\d+\.\d+\.\d+(?:[-.][0-9A-Za-z]+)*\b|\d+\.\d+\b)"
             r"|\d(?<!\w\d)\d*\.\d+\.\d+(?:[-.][0-9A-Za-z]+)*\b"
@@ -118,12 +131,13 @@ _IDENTIFIER_PATTERNS: tuple[tuple[str, re.Pattern[str] | None, re.Pattern[str]],
     ("`", None, re.compile(r"`[^`\n]{2,80}`")),
     (
         "",
-        re.compile(r"\d\s?(?:ms|sec|minutes|KB|MB|GB|TB|KiB|MiB|GiB|tokens|px|%)"),
+        re.compile(r"\d\s?(?:ms|sec|minutes|KB|MB|GB|TB|KiB|MiB|GiB|tokens|px|%)").search,
         re.compile(r"\d(?<!\w\d)\d*(?:\.\d+)?\s?(?:ms|sec|seconds|minutes|KB|MB|GB|TB|KiB|MiB|GiB|tokens|px|%)(?!\w)"),
     ),
 )
-"""Per identifier pattern: a literal and a gate pattern that any match contains ("" / None: none).
-A text without the literal or a gate match skips the pattern (most texts have no match at all)."""
+"""Per identifier pattern: a literal that any match contains and a gate that is true of any text with
+a match ("" / None: none). A text without the literal or failing the gate skips the pattern (most
+texts have no match at all)."""
 _ERROR_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
     (re.compile(r"\b(?:0x)?[0-9a-f]{6,}\b"), "<hex>"),
@@ -559,7 +573,7 @@ def identifier_tokens(text: str) -> tuple[str, ...]:
     for needle, gate, pattern in _IDENTIFIER_PATTERNS:
         if needle and needle not in text:
             continue  # a substring check is far cheaper than a regex pass over long text
-        if gate is not None and gate.search(text) is None:
+        if gate is not None and not gate(text):
             continue
         for match in pattern.finditer(text):
             token = match.group(0).rstrip(".,;:")
