@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from contextlab.engines.textmemo import TextMemo
@@ -89,17 +90,37 @@ ERROR_HINT = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 """Finds any of :data:`_ERROR_HINTS` in one pass (for many short texts; long texts use ``in``)."""
 
 
+def hinted_lines(text: str, bounds: str | bytes | None = None) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each line of ``text`` holding one of :data:`_ERROR_HINTS`, in order.
+
+    Lines end at a newline of ``bounds`` (``text`` itself by default; a caller passes a translation
+    of ``text`` with its other line breaks made newlines). The hints are found by substring
+    searches, C-speed scans that skip the lines between them, where ``_ERROR_LINE`` (led by a ``\\b``
+    and a ``\\w*`` run) would try a match at every position of the text.
+    """
+    view = text if bounds is None else bounds
+    newline: Any = "\n" if isinstance(view, str) else b"\n"
+    found = [text.find(hint) for hint in _ERROR_HINTS]
+    while True:
+        at = min((position for position in found if position >= 0), default=-1)
+        if at < 0:
+            return
+        start = view.rfind(newline, 0, at) + 1
+        end = view.find(newline, at)
+        end = end if end >= 0 else len(text)
+        yield start, end
+        # Hints never hold a line break: the next line with one starts after this line's end.
+        found = [text.find(hint, end) if 0 <= p < end else p for hint, p in zip(_ERROR_HINTS, found, strict=True)]
+
+
 def first_error_line(text: str) -> str | None:
     """The first line of ``text`` that looks like an error report."""
-    # Substring checks run at C speed; the regex (with its word boundaries) only when one hits.
-    if not any(hint in text for hint in _ERROR_HINTS):
-        return None
-    match = _ERROR_LINE.search(text)
-    if match is None:
-        return None
-    start = text.rfind("\n", 0, match.start()) + 1
-    end = text.find("\n", match.end())
-    return text[start : end if end >= 0 else len(text)].strip()
+    # Every _ERROR_LINE match holds a hint and stays within its line, so the first match is on
+    # the first hinted line that has one (its \b tests see the same newlines or ends at the bounds).
+    for start, end in hinted_lines(text):
+        if _ERROR_LINE.search(text, start, end) is not None:
+            return text[start:end].strip()
+    return None
 
 
 def call_target(name: str, args: dict[str, Any]) -> str:

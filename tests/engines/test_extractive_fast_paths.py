@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from contextlab.engines.summarizers import extractive
 from contextlab.engines.summarizers.redact import _HINTS, _PATTERNS, redact
-from contextlab.engines.tooltext import first_error_line
+from contextlab.engines.tooltext import _ERROR_HINTS, _ERROR_LINE, first_error_line
 
 PIECES = [
     *"ab/.:_-~ \t\n\r\x0b\x0c\x1c\x1f\x85\u2028\u3000(),*`'",
@@ -94,18 +94,26 @@ def test_redact_skips_only_patterns_that_cannot_match() -> None:
         assert redact(text) == _plain_redact(text), text
 
 
+def _errors_found(text: str) -> list[tuple[str, str]]:
+    """(fingerprint, exemplar) of the error table the summarizer records for ``text``, in order."""
+    errors: dict[str, extractive.Item] = {}
+    extractive._collect_errors(text, 0, errors)
+    return [(k, v.text) for k, v in errors.items()]
+
+
+def _plain_error_table(text: str) -> list[tuple[str, str]]:
+    expected: dict[str, str] = {}
+    for found in _plain_errors(text):
+        exemplar = extractive.one_line(found, 160)
+        key = extractive.error_fingerprint(exemplar)
+        expected.pop(key, None)
+        expected[key] = exemplar
+    return list(expected.items())
+
+
 def test_error_lines_match_the_per_line_pass() -> None:
     for text in _texts():
-        errors: dict[str, extractive.Item] = {}
-        extractive._collect_errors(text, 0, errors)
-        expected: dict[str, str] = {}
-        for found in _plain_errors(text):
-            exemplar = extractive.one_line(found, 160)
-            key = extractive.error_fingerprint(exemplar)
-            expected.pop(key, None)
-            expected[key] = exemplar
-        assert {k: v.text for k, v in errors.items()} == expected, text
-        assert list(errors) == list(expected)
+        assert _errors_found(text) == _plain_error_table(text), text
 
 
 def test_fast_paths_are_exercised() -> None:
@@ -113,3 +121,52 @@ def test_fast_paths_are_exercised() -> None:
     assert sum(bool(_plain_path_tokens(t)) for t in texts) > 1000
     assert sum(redact(t) != t for t in texts) > 500
     assert any(re.search(r"\[REDACTED", redact(t)) for t in texts)
+
+
+# Error words (matching and near misses), every ASCII line break, and neighbours that move \b.
+_ERROR_PIECES = st.sampled_from(
+    [
+        *"\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\u2028 _a:[]()",
+        "\r\n",
+        "ERROR",
+        "ERRORS",
+        "xERROR",
+        "FAILED",
+        "FAILURE",
+        "FAILx",
+        "Traceback (most recent call last)",
+        "Traceback",
+        "ValueError:",
+        "KeyException:",
+        "Error:",
+        "error:",
+        "error[E0425]:",
+        "error[",
+        "fatal:",
+        "afatal:",
+        "PANIC",
+        "CRITICAL",
+        "Exception:",
+        "é",
+        "x" * 30,
+        "x" * 700,
+    ]
+)
+
+
+def _plain_first_error_line(text: str) -> str | None:
+    match = _ERROR_LINE.search(text) if any(hint in text for hint in _ERROR_HINTS) else None
+    if match is None:
+        return None
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    return text[start : end if end >= 0 else len(text)].strip()
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.lists(_ERROR_PIECES, max_size=30).map("".join))
+def test_error_lines_by_hint_search_are_the_regex_scan(text: str) -> None:
+    """The first error line and every error line, found from the hints' positions, are what the
+    regex scan of the whole text and the pass over every line find."""
+    assert first_error_line(text) == _plain_first_error_line(text)
+    assert _errors_found(text) == _plain_error_table(text)
