@@ -115,6 +115,10 @@ def hinted_lines(text: str, bounds: str | bytes | None = None) -> Iterator[tuple
 
 def first_error_line(text: str) -> str | None:
     """The first line of ``text`` that looks like an error report."""
+    if not any(hint in text for hint in _ERROR_HINTS):
+        return None
+    if "\n" not in text:  # one line (most calls): the regex scans no more than the line
+        return text.strip() if _ERROR_LINE.search(text) is not None else None
     # Every _ERROR_LINE match holds a hint and stays within its line, so the first match is on
     # the first hinted line that has one (its \b tests see the same newlines or ends at the bounds).
     for start, end in hinted_lines(text):
