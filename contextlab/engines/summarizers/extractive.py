@@ -504,7 +504,7 @@ def _word_paths(raw: str) -> tuple[str, ...]:
     # Without a "/" only the extension branch can match: running it alone gives the same
     # matches without the slash branch's backtracking over every start position.
     pattern = _PATH_TOKEN if "/" in token else _EXT_TOKEN
-    return tuple(match.group(0).rstrip(".,;:") for match in pattern.finditer(token))
+    return tuple(map(_STRIP_PUNCTUATION, pattern.findall(token)))  # (the patterns have no groups)
 
 
 def _call_paths(args: dict[str, object], raw_args: str) -> list[str]:
