@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/scale.py [--sizes 1,2,4,8] [--engines passthrough,compressor,...] [--cache PROFILE]
-                               [--memory-check 5000] [--repeat 3]
+                               [--memory-check 5000] [--repeat 3] [--param KEY=VALUE ...]
 
 ``coding-agent`` is repeated 1x, 2x, 4x and 8x as one session (each copy's texts made distinct, see
 ``benchmarks/scaling.py``), and replayed at a 128K window through each engine, without and with one
@@ -37,6 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from forked import in_fork
@@ -53,7 +55,13 @@ MEMORY_LIMIT_MB = 500
 
 
 def run_child(
-    transcript: Transcript, engine: str, cache: str | None, context_length: int, *, time_floor: bool = True
+    transcript: Transcript,
+    engine: str,
+    cache: str | None,
+    context_length: int,
+    *,
+    time_floor: bool = True,
+    params: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """In a forked child: the floor's CPU seconds (unless not ``time_floor``), then the replay's, and
     its peak RSS growth (MB)."""
@@ -65,7 +73,8 @@ def run_child(
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         started = time.process_time()
         observers = [CacheObserver(cache, "system_and_3")] if cache else []
-        result = replay(transcript, engine, HostSettings(context_length=context_length), observers=observers)
+        settings = HostSettings(context_length=context_length)
+        result = replay(transcript, engine, settings, observers=observers, params=params or None)
         cpu = time.process_time() - started
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         report = {"floor": floor, "cpu": cpu, "mb": (peak - before) / 1024}
@@ -94,13 +103,18 @@ def schedule(sizes: list[int], repeat: int) -> list[int]:
 
 
 def block(
-    sessions: dict[int, Transcript], repeat: int, engine: str, cache: str | None, context_length: int
+    sessions: dict[int, Transcript],
+    repeat: int,
+    engine: str,
+    cache: str | None,
+    context_length: int,
+    params: dict[str, Any] | None = None,
 ) -> dict[int, dict[str, Any]]:
     """One engine and cache at every size: per size, the median CPU of its children, the largest
     memory growth and every child's floor timing (or the first child's error)."""
     runs: dict[int, list[dict[str, Any]]] = {k: [] for k in sessions}
     for k in schedule(list(sessions), repeat):
-        runs[k].append(run_child(sessions[k], engine, cache, context_length))
+        runs[k].append(run_child(sessions[k], engine, cache, context_length, params=params))
     cells: dict[int, dict[str, Any]] = {}
     for k, found in runs.items():
         failed = [r for r in found if "error" in r]
@@ -158,6 +172,17 @@ def memory_check(base: Transcript, requests: int, context_length: int, cache: st
         )
 
 
+def engine_params(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as engine parameters (``min_group_fraction=0.015625`` gives a float)."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"scale.py: --param {pair!r}: expected KEY=VALUE")
+        params[key] = yaml.safe_load(value)
+    return params
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,2,4,8", help="repetitions of coding-agent (comma-separated)")
@@ -169,7 +194,15 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="children at the largest size (more at smaller ones); cells are medians"
     )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an engine parameter for every engine of the run (repeatable; values parsed as YAML)",
+    )
     args = parser.parse_args()
+    params = engine_params(args.param)
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = [e for e in args.engines.split(",") if e]
     caches: list[str | None] = [None, args.cache] if args.cache else [None]
@@ -177,6 +210,8 @@ def main() -> None:
     base = load_transcript(args.path)
     sessions = {k: repeat_transcript(base, k) for k in sizes}
     print(f"{base.transcript_id}: {base.n_requests} requests per copy; window {args.context_length:,}; CPU seconds")
+    if params:
+        print("engine parameters: " + ", ".join(f"{k}={v!r}" for k, v in params.items()))
     counts = {k: schedule(sizes, args.repeat).count(k) for k in sizes}
     print(
         "each cell: the median CPU of its forked children (" + ", ".join(f"{k}x {n}" for k, n in counts.items()) + ")"
@@ -186,7 +221,8 @@ def main() -> None:
     for engine in engines:
         for cache in caches:
             label = "yes" if cache else "no"
-            for k, found in block(sessions, args.repeat, engine, cache, args.context_length).items():
+            cells_of = block(sessions, args.repeat, engine, cache, args.context_length, params)
+            for k, found in cells_of.items():
                 if "error" in found:
                     print(f"{engine:<16}{label:<7}{k:>4}x  failed: {found['error']}", flush=True)
                     continue

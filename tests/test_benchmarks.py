@@ -30,6 +30,14 @@ REPO = Path(__file__).resolve().parent.parent
             ("suffix/req", "largest growth of the floor ratio"),
         ),
         (
+            "scale.py",
+            [
+                *("--path", "datasets/coding-agent-short.jsonl.gz", "--sizes", "1,2", "--engines", "retrieval"),
+                *("--cache", "", "--repeat", "1", "--context-length", "8000", "--param", "min_group_fraction=0.25"),
+            ],
+            ("engine parameters: min_group_fraction=0.25", "retrieval       no        2x"),
+        ),
+        (
             "probe_overhead.py",
             ["--repeat", "1", "--times", "1", "--engines", "passthrough"],
             ("coding-agent-x1",),
