@@ -36,23 +36,35 @@ def _largest_in_order(scores: list[float], limit: int) -> list[int]:
     return sorted(sorted(range(len(scores)), key=lambda i: -scores[i])[:limit])
 
 
-def timeline_runs(trace: pd.DataFrame, limit: int = TIMELINE_RUNS) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
-    """The runs the break timeline draws, in run order: all of them, or the ``limit`` runs whose
-    breaks invalidated the most tokens."""
-    runs = [(tuple(str(k) for k in key), run) for key, run in trace.groupby(_RUN, sort=False)]
+Run = tuple[tuple[str, ...], pd.DataFrame]
+"""One run of a trace: its (transcript, engine, params) key and its rows."""
+
+
+def _runs(trace: pd.DataFrame) -> list[Run]:
+    return [(tuple(str(k) for k in key), run) for key, run in trace.groupby(_RUN, sort=False)]
+
+
+def _most_lost(runs: list[Run], limit: int) -> list[Run]:
+    """All of ``runs``, or the ``limit`` whose breaks invalidated the most tokens, in run order."""
     if len(runs) <= limit:
         return runs
-    if "break_tokens" in trace.columns:
-        lost = [float(run["break_tokens"].fillna(0).sum()) for _, run in runs]
-    else:
-        lost = [0.0] * len(runs)
+    lost = [float(run["break_tokens"].fillna(0).sum()) if "break_tokens" in run else 0.0 for _, run in runs]
     return [runs[i] for i in _largest_in_order(lost, limit)]
+
+
+def timeline_runs(trace: pd.DataFrame, limit: int = TIMELINE_RUNS) -> list[Run]:
+    """The runs the break timeline draws, in run order: all of them, or the ``limit`` runs whose
+    breaks invalidated the most tokens."""
+    return _most_lost(_runs(trace), limit)
 
 
 def plot_break_timeline(trace: pd.DataFrame, limit: int = TIMELINE_RUNS) -> Figure:
     """Invalidated tokens of every prefix break against the request index, one row per run, by
     cause (at most ``limit`` runs: :func:`timeline_runs`)."""
-    runs = timeline_runs(trace, limit)
+    return _draw_timeline(timeline_runs(trace, limit))
+
+
+def _draw_timeline(runs: list[Run]) -> Figure:
     figure = Figure(figsize=(9.0, 1.0 + 1.6 * max(1, len(runs))), layout="constrained")
     axes = figure.subplots(max(1, len(runs)), 1, squeeze=False)[:, 0]
     for ax, (key, run) in zip(axes, runs, strict=False):
@@ -116,11 +128,11 @@ def measure_sections(trace: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | N
     parts = ["<h2>Prefix breaks by cause</h2>"]
     table = break_table(trace)
     parts.append(f"<div class='wide'>{table.to_html(index=False, border=0, na_rep='')}</div>")
-    drawn = timeline_runs(trace)
-    total = trace.groupby(_RUN, sort=False).ngroups
-    if len(drawn) < total:
-        parts.append(f"<p>Timeline: the {len(drawn)} of {total} runs whose breaks invalidated the most tokens.</p>")
-    data = base64.b64encode(figure_png(plot_break_timeline(trace))).decode("ascii")
+    runs = _runs(trace)  # grouped once for the note and the figure
+    drawn = _most_lost(runs, TIMELINE_RUNS)
+    if len(drawn) < len(runs):
+        parts.append(f"<p>Timeline: the {len(drawn)} of {len(runs)} runs whose breaks invalidated the most tokens.</p>")
+    data = base64.b64encode(figure_png(_draw_timeline(drawn))).decode("ascii")
     parts.append(f"<p><img alt='prefix breaks' src='data:image/png;base64,{data}'></p>")
     if frames:
         parts.append("<h2>What each compaction dropped</h2><details><summary>per compaction</summary>")
