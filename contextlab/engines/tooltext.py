@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from contextlab.engines.textmemo import TextMemo
@@ -90,15 +90,13 @@ ERROR_HINT = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 """Finds any of :data:`_ERROR_HINTS` in one pass (for many short texts; long texts use ``in``)."""
 
 
-def hinted_lines(text: str, bounds: str | bytes | None = None) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each line of ``text`` holding one of :data:`_ERROR_HINTS`, in order.
+def _hinted_spans(text: str, view: str | bytes) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each line of ``text`` holding one of :data:`_ERROR_HINTS`, in order; lines
+    end at a newline of ``view`` (``text``, or a translation of it with other breaks made newlines).
 
-    Lines end at a newline of ``bounds`` (``text`` itself by default; a caller passes a translation
-    of ``text`` with its other line breaks made newlines). The hints are found by substring
-    searches, C-speed scans that skip the lines between them, where ``_ERROR_LINE`` (led by a ``\\b``
-    and a ``\\w*`` run) would try a match at every position of the text.
+    The hints are found by substring searches, C-speed scans that skip the lines between them, where
+    ``_ERROR_LINE`` (led by a ``\\b`` and a ``\\w*`` run) would try a match at every position.
     """
-    view = text if bounds is None else bounds
     newline: Any = "\n" if isinstance(view, str) else b"\n"
     found = [text.find(hint) for hint in _ERROR_HINTS]
     while True:
@@ -113,6 +111,19 @@ def hinted_lines(text: str, bounds: str | bytes | None = None) -> Iterator[tuple
         found = [text.find(hint, end) if 0 <= p < end else p for hint, p in zip(_ERROR_HINTS, found, strict=True)]
 
 
+_ASCII_BREAKS = bytes(c for c in range(128) if len(f"a{chr(c)}b".splitlines()) == 2)
+"""The ASCII bytes ``str.splitlines`` breaks lines at (newline, 0x0b-0x0d, 0x1c-0x1e)."""
+_BREAKS_TO_NEWLINE = bytes.maketrans(_ASCII_BREAKS, b"\n" * len(_ASCII_BREAKS))
+
+
+def lines_that_may_report_errors(text: str) -> Iterable[str]:
+    """The lines of ``text.splitlines()`` that can report an error, in order: on ASCII text only
+    those holding an error hint (found by :func:`_hinted_spans`); on other text every line."""
+    if not text.isascii():
+        return text.splitlines()
+    return (text[start:end] for start, end in _hinted_spans(text, text.encode("ascii").translate(_BREAKS_TO_NEWLINE)))
+
+
 def first_error_line(text: str) -> str | None:
     """The first line of ``text`` that looks like an error report."""
     if not any(hint in text for hint in _ERROR_HINTS):
@@ -121,7 +132,7 @@ def first_error_line(text: str) -> str | None:
         return text.strip() if _ERROR_LINE.search(text) is not None else None
     # Every _ERROR_LINE match holds a hint and stays within its line, so the first match is on
     # the first hinted line that has one (its \b tests see the same newlines or ends at the bounds).
-    for start, end in hinted_lines(text):
+    for start, end in _hinted_spans(text, text):
         if _ERROR_LINE.search(text, start, end) is not None:
             return text[start:end].strip()
     return None

@@ -32,9 +32,9 @@ from contextlab.engines.tooltext import (
     call_target,
     error_line_of,
     first_error_line,
-    hinted_lines,
     is_read,
     is_terminal,
+    lines_that_may_report_errors,
     one_line,
     parse_arguments,
     result_outcome,
@@ -95,9 +95,6 @@ the regex engine skips to candidates at C speed."""
 _ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace())
 """The ASCII bytes ``\\s`` matches (``str.isspace``: tab to carriage return, 0x1c-0x1f, space)."""
 _ASCII_SPACE_TO_SPACE = bytes.maketrans(_ASCII_SPACES, b" " * len(_ASCII_SPACES))
-_ASCII_BREAKS = bytes(c for c in range(128) if len(f"a{chr(c)}b".splitlines()) == 2)
-"""The ASCII bytes ``str.splitlines`` breaks lines at (newline, 0x0b-0x0d, 0x1c-0x1e)."""
-_BREAKS_TO_NEWLINE = bytes.maketrans(_ASCII_BREAKS, b"\n" * len(_ASCII_BREAKS))
 _HEX_RUN = re.compile(r"[0-9a-f]{7}")
 _HEX_TO_X = bytes(ord("x") if chr(c) in "0123456789abcdef" else ord(" ") for c in range(256))
 
@@ -545,14 +542,7 @@ def error_lines(text: str) -> tuple[tuple[str, str], ...]:
     if error_line_of(text) is None:
         return ()
     found_lines: dict[str, str] = {}
-    # Only lines holding an error hint can hold an error: on ASCII text they are found by substring
-    # searches (str.splitlines' ASCII line breaks made newlines for their bounds), not line by line.
-    lines: Iterable[str] = (
-        (text[start:end] for start, end in hinted_lines(text, text.encode("ascii").translate(_BREAKS_TO_NEWLINE)))
-        if text.isascii()
-        else text.splitlines()
-    )
-    for line in lines:
+    for line in lines_that_may_report_errors(text):
         if len(line) > 2000:
             line = line[:2000]
         if ERROR_HINT.search(line) is None:
