@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from engine_helpers import load, tool_session
 
-from contextlab.engines.parts import TokenEstimator
+from contextlab.engines.parts import TokenEstimator, head_end
 from contextlab.errors import EngineError
 from contextlab.messages import validate_messages
 
@@ -115,13 +115,15 @@ def test_groups_hold_a_share_of_the_budget_so_a_selection_has_few_gaps() -> None
         gaps[fraction] = sum(is_marker)
         # The kept runs between markers (after the head, before the recent block) are whole groups.
         runs, run = [], []
-        for m, marker in zip(view[2:], is_marker[2:], strict=True):
+        head = head_end(messages)
+        for m, marker in zip(view[head:], is_marker[head:], strict=True):
             if marker:
                 runs.append(run)
                 run = []
             else:
                 run.append(m)
-        for kept in runs[1:]:  # each run after a gap starts a group and holds at least one
+        assert len(runs) == gaps[fraction]
+        for kept in filter(None, runs):  # each run between gaps is whole groups, at least one
             assert estimator.messages(kept) >= int(4_000 * fraction)
     assert gaps[1 / 16] <= 16 + 1 < gaps[0.0]
 
