@@ -172,15 +172,15 @@ def memory_check(base: Transcript, requests: int, context_length: int, cache: st
         )
 
 
-def engine_params(pairs: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs as engine parameters (``min_group_fraction=0.015625`` gives a float)."""
-    params: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"scale.py: --param {pair!r}: expected KEY=VALUE")
-        params[key] = yaml.safe_load(value)
-    return params
+def engine_param(pair: str) -> tuple[str, Any]:
+    """One ``KEY=VALUE`` engine parameter (the value parsed as YAML: ``0.015625`` is a float)."""
+    key, sep, value = pair.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {pair!r}")
+    try:
+        return key.strip(), yaml.safe_load(value)
+    except yaml.YAMLError as error:
+        raise argparse.ArgumentTypeError(f"{pair!r}: the value is not YAML ({type(error).__name__})") from error
 
 
 def main() -> None:
@@ -198,11 +198,12 @@ def main() -> None:
         "--param",
         action="append",
         default=[],
+        type=engine_param,
         metavar="KEY=VALUE",
         help="an engine parameter for every engine of the run (repeatable; values parsed as YAML)",
     )
     args = parser.parse_args()
-    params = engine_params(args.param)
+    params = dict(args.param)
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = [e for e in args.engines.split(",") if e]
     caches: list[str | None] = [None, args.cache] if args.cache else [None]

@@ -121,3 +121,18 @@ def test_replay_speed_reports_each_session_its_repetition_and_its_sidechains(
     assert any(line.startswith("fa81x3 ") for line in lines)  # 157 requests, repeated to about 400
     assert "subagent sidechains" in output
     assert sum(line.startswith("fa81/") for line in lines) == 2  # the two sidechains of 9 and 11 requests
+
+
+@pytest.mark.parametrize("pair", ["min_group_fraction", "=1", "k=[1,"])
+def test_scale_rejects_a_bad_engine_parameter_in_one_line(pair: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "scale.py"), "--param", pair],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr.splitlines()[-1].startswith("scale.py: error: argument --param: "), done.stderr
+    assert "Traceback" not in done.stderr
