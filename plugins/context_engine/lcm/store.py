@@ -152,7 +152,7 @@ class Store:
             if not text.isascii():
                 self._non_ascii_rows.append(position)
                 continue
-            low = self.lowered(text)
+            low = text.lower()  # (not through the lowered() memo: the corpus is this text's copy)
             self._corpus_starts.append(offset)
             self._corpus_ends.append(offset + len(low))
             self._corpus_rows.append(position)
