@@ -209,3 +209,22 @@ def test_order_of_float32_scores_equals_the_rounded_python_sort() -> None:
         values = single.astype(np.float64)
         expected = sorted(range(n), key=lambda i: (-round(float(values[i]), 9), -i))
         assert ranking.order_by_score(values, single=single).tolist() == expected
+
+
+def test_gap_markers_are_reused_until_changed_and_then_made_anew() -> None:
+    """An unchanged marker comes back as the same object (a host recognises it as seen); one that
+    somebody changed in place is replaced by a fresh one with the plain text, not sent as changed."""
+    messages = session(5)
+    incoming = {"role": "user", "content": "kangaroo cache"}
+    engine = load("retrieval", context_length=BUDGET, recent_messages=6, sticky=False)
+    first = engine.select_context(messages, incoming_message=incoming, budget_tokens=BUDGET)
+    assert first is not None
+    markers = [m for m in first if str(m.get("content")).startswith("[… ")]
+    assert markers
+    again = engine.select_context(messages, incoming_message=incoming, budget_tokens=BUDGET)
+    assert again is not None
+    assert [id(m) for m in again] == [id(m) for m in first]
+    markers[0]["content"] = "edited"
+    third = engine.select_context(messages, incoming_message=incoming, budget_tokens=BUDGET)
+    assert third == plain_selection(messages, incoming)
+    assert all(m is not markers[0] for m in third)
