@@ -221,6 +221,10 @@ def test_gap_markers_are_reused_until_changed_and_then_made_anew() -> None:
     assert first is not None
     markers = [m for m in first if str(m.get("content")).startswith("[… ")]
     assert markers
+    by_text: dict[tuple[str, str], dict[str, Any]] = {}
+    for m in markers:  # two gaps of one kind share one marker object
+        assert by_text.setdefault((m["role"], m["content"]), m) is m
+    assert len(by_text) < len(markers)  # (the session has such a pair)
     again = engine.select_context(messages, incoming_message=incoming, budget_tokens=BUDGET)
     assert again is not None
     assert [id(m) for m in again] == [id(m) for m in first]
