@@ -82,16 +82,21 @@ def child(path: str, mode: str, size: int, engine: str, cache: str, context_leng
 
 def count(job: Job, args: argparse.Namespace) -> dict[str, int]:
     """Run ``job`` under cachegrind and read its counts from valgrind's summary."""
+    child_args = [*(job.mode, str(job.size), job.engine or "-", job.cache or "-")]
+    child_args += ["--path", args.path, "--context-length", str(args.context_length)]
+    return cachegrind([__file__, "--child", *child_args], cache_sim=args.cache_sim, label=str(job))
+
+
+def cachegrind(script_args: list[str], *, cache_sim: bool = False, label: str = "") -> dict[str, int]:
+    """Run ``python script_args...`` under cachegrind (hash seed fixed) and read its counts from
+    valgrind's summary: ``instructions``, and with ``cache_sim`` ``d1_misses`` and ``ll_misses``."""
     command = [
         "valgrind",
         "--tool=cachegrind",
-        f"--cache-sim={'yes' if args.cache_sim else 'no'}",
+        f"--cache-sim={'yes' if cache_sim else 'no'}",
         "--cachegrind-out-file=/dev/null",
         sys.executable,
-        __file__,
-        "--child",
-        *(job.mode, str(job.size), job.engine or "-", job.cache or "-"),
-        *("--path", args.path, "--context-length", str(args.context_length)),
+        *script_args,
     ]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryFile("w+") as log:
@@ -100,10 +105,10 @@ def count(job: Job, args: argparse.Namespace) -> dict[str, int]:
         text = log.read()
     if done.returncode != 0:
         last = [line for line in text.splitlines() if line and not line.startswith("==")][-1:]
-        raise RuntimeError(f"{job}: exit {done.returncode}: {last[0] if last else 'no message'}")
+        raise RuntimeError(f"{label}: exit {done.returncode}: {last[0] if last else 'no message'}")
     found = {name: int(m.group(1).replace(",", "")) for name, pattern in _COUNTS.items() if (m := pattern.search(text))}
     if "instructions" not in found:
-        raise RuntimeError(f"{job}: no instruction count in valgrind's output")
+        raise RuntimeError(f"{label}: no instruction count in valgrind's output")
     return found
 
 

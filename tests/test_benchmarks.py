@@ -90,6 +90,38 @@ def test_instruction_counts_reject_bad_sizes_in_one_line(sizes: str, error: str)
     assert done.stderr.splitlines()[-1] == f"scale_instructions.py: error: --sizes: {error}, got {sizes!r}"
 
 
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (.ci/run installs it)")
+def test_probe_instruction_counts_give_the_cold_ratio() -> None:
+    args = ["--dataset", "coding-agent-short", "--engines", "passthrough", "--jobs", "2"]
+    output = _run("probe_instructions.py", args)
+    assert "largest cold ratio" in output, output
+    row = next(line.split() for line in output.splitlines() if line.startswith("passthrough"))
+    plain, probed, ratio = (float(x) for x in row[2:5])
+    assert 0 < plain < probed and ratio > 1, output  # the probe's work is counted on top of the replay's
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--times", "1,x"], "--times: expected comma-separated whole numbers, got '1,x'"),
+        (["--times", "0"], "--times: each must be at least 1, got '0'"),
+        (["--dataset", "nope"], "--dataset: unknown dataset 'nope' (available: "),
+    ],
+)
+def test_probe_instruction_counts_reject_bad_arguments_in_one_line(args: list[str], error: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "probe_instructions.py"), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": "/nonexistent"},  # a usage error whether or not valgrind is installed
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"probe_instructions.py: error: {error}")
+
+
 def _run(script: str, args: list[str]) -> str:
     """The script's standard output, once it has exited 0."""
     done = subprocess.run(
