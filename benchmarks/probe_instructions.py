@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/probe_instructions.py [--engines passthrough,compressor] [--times 1,4] [--jobs 2]
-                                            [--dataset coding-agent]
+                                            [--dataset coding-agent] [--cache-sim]
 
 ``probe_overhead.py`` times a replay with and without the measurement probe in CPU seconds, which on
 this shared machine move by a quarter from one run to the next, as much as the 30% target (issue 13
@@ -15,7 +15,9 @@ probe's targets, scans and identifier memo, the engines' and the host's content 
 (*plain*). A third process stops before the second replay (*base*). The probe's share is
 ``(probed - base) / (plain - base)``, the cold ratio, in instructions (target: at most 1.30).
 Instructions are not time: the probe's scans touch memory the replay does not, so its share of CPU
-time can differ either way. A 605-request process takes 2-4 minutes under cachegrind.
+time can differ either way; ``--cache-sim`` adds each replay's first-level data misses per 1,000
+instructions (cachegrind's simulated caches, about twice as slow). A 605-request process takes 2-4
+minutes under cachegrind.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ def main() -> None:
     parser.add_argument("--times", default="1", help="repetitions of coding-agent (comma-separated)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes counted at once")
     parser.add_argument("--dataset", default="coding-agent", help="a bundled dataset's name")
+    parser.add_argument("--cache-sim", action="store_true", help="also simulate the caches (data misses)")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "ENGINE", "TIMES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -86,24 +89,30 @@ def main() -> None:
     jobs = [(mode, engine, k) for k in sorted(sizes, reverse=True) for engine in engines for mode in MODES]
     print(f"{args.dataset}: {len(jobs)} processes under cachegrind, {args.jobs} at a time", flush=True)
 
-    def counted(job: tuple[str, str, int]) -> int:
+    def counted(job: tuple[str, str, int]) -> dict[str, int]:
         mode, engine, k = job
         script = [__file__, "--child", mode, engine, str(k), "--dataset", args.dataset]
-        found = cachegrind(script, label=f"{mode} {engine} x{k}")
-        return found["instructions"]
+        return cachegrind(script, cache_sim=args.cache_sim, label=f"{mode} {engine} x{k}")
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         counts = dict(zip(jobs, pool.map(counted, jobs), strict=True))
-    print(f"{'engine':<14}{'times':>6}{'plain G':>10}{'probed G':>10}{'cold ratio':>12}")
+    header = f"{'engine':<14}{'times':>6}{'plain G':>10}{'probed G':>10}{'cold ratio':>12}"
+    print(header + (f"{'D1 MPKI plain':>15}{'probed':>8}" if args.cache_sim else ""))
     worst = 0.0
     for k in sizes:
         for engine in engines:
             base = counts[("base", engine, k)]
-            plain = counts[("plain", engine, k)] - base
-            probed = counts[("probed", engine, k)] - base
-            ratio = probed / plain
+            # The second replay's own counts: its process less the base process.
+            plain = {name: n - base[name] for name, n in counts[("plain", engine, k)].items()}
+            probed = {name: n - base[name] for name, n in counts[("probed", engine, k)].items()}
+            ratio = probed["instructions"] / plain["instructions"]
             worst = max(worst, ratio)
-            print(f"{engine:<14}{k:>5}x{plain / 1e9:>10.2f}{probed / 1e9:>10.2f}{ratio:>12.2f}", flush=True)
+            line = f"{engine:<14}{k:>5}x{plain['instructions'] / 1e9:>10.2f}{probed['instructions'] / 1e9:>10.2f}"
+            line += f"{ratio:>12.2f}"
+            if args.cache_sim:  # first-level data misses per 1,000 instructions of each replay
+                line += f"{1000 * plain['d1_misses'] / plain['instructions']:>15.2f}"
+                line += f"{1000 * probed['d1_misses'] / probed['instructions']:>8.2f}"
+            print(line, flush=True)
     verdict = "within" if worst <= LIMIT else "OVER"
     print(f"largest cold ratio: {worst:.2f} ({verdict} the {LIMIT:.2f} target)")
 

@@ -92,12 +92,13 @@ def test_instruction_counts_reject_bad_sizes_in_one_line(sizes: str, error: str)
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (.ci/run installs it)")
 def test_probe_instruction_counts_give_the_cold_ratio() -> None:
-    args = ["--dataset", "coding-agent-short", "--engines", "passthrough", "--jobs", "2"]
+    args = ["--dataset", "coding-agent-short", "--engines", "passthrough", "--jobs", "2", "--cache-sim"]
     output = _run("probe_instructions.py", args)
     assert "largest cold ratio" in output, output
     row = next(line.split() for line in output.splitlines() if line.startswith("passthrough"))
-    plain, probed, ratio = (float(x) for x in row[2:5])
+    plain, probed, ratio, plain_misses, probed_misses = (float(x) for x in row[2:7])
     assert 0 < plain < probed and ratio > 1, output  # the probe's work is counted on top of the replay's
+    assert plain_misses > 0 and probed_misses > 0, output
 
 
 @pytest.mark.parametrize(
