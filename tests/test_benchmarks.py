@@ -59,15 +59,7 @@ def test_instruction_counts_grow_with_the_session() -> None:
 
 
 def test_instruction_counts_without_valgrind_say_what_is_missing() -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "scale_instructions.py")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PATH": "/nonexistent"},
-        timeout=60,
-        check=False,
-    )
+    done = _without_valgrind("scale_instructions.py", [])
     assert done.returncode != 0
     assert done.stderr.strip() == "valgrind not found: install it (Debian and Ubuntu: apt-get install valgrind)"
 
@@ -77,15 +69,7 @@ def test_instruction_counts_without_valgrind_say_what_is_missing() -> None:
     [("1,x", "expected comma-separated whole numbers"), ("0,1", "each size must be at least 1")],
 )
 def test_instruction_counts_reject_bad_sizes_in_one_line(sizes: str, error: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "scale_instructions.py"), "--sizes", sizes],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PATH": "/nonexistent"},  # a usage error whether or not valgrind is installed
-        timeout=60,
-        check=False,
-    )
+    done = _without_valgrind("scale_instructions.py", ["--sizes", sizes])
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1] == f"scale_instructions.py: error: --sizes: {error}, got {sizes!r}"
 
@@ -110,17 +94,22 @@ def test_probe_instruction_counts_give_the_cold_ratio() -> None:
     ],
 )
 def test_probe_instruction_counts_reject_bad_arguments_in_one_line(args: list[str], error: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "probe_instructions.py"), *args],
+    done = _without_valgrind("probe_instructions.py", args)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"probe_instructions.py: error: {error}")
+
+
+def _without_valgrind(script: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """The script run with an empty ``PATH`` (no valgrind), so a usage error shows whatever the machine has."""
+    return subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), *args],
         cwd=REPO,
         capture_output=True,
         text=True,
-        env={**os.environ, "PATH": "/nonexistent"},  # a usage error whether or not valgrind is installed
+        env={**os.environ, "PATH": "/nonexistent"},
         timeout=60,
         check=False,
     )
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.splitlines()[-1].startswith(f"probe_instructions.py: error: {error}")
 
 
 def _run(script: str, args: list[str]) -> str:
