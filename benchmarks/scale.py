@@ -37,8 +37,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from forked import in_fork
@@ -46,6 +44,8 @@ from scaling import repeat_transcript, tokenize_distinct_once
 
 from contextlab import HostSettings, Transcript, load_transcript, replay
 from contextlab.cache import CacheObserver
+from contextlab.cli.common import engine_params
+from contextlab.errors import ConfigError
 from contextlab.tokens import load_encoding
 
 REPO = Path(__file__).resolve().parent.parent
@@ -173,14 +173,12 @@ def memory_check(base: Transcript, requests: int, context_length: int, cache: st
 
 
 def engine_param(pair: str) -> tuple[str, Any]:
-    """One ``KEY=VALUE`` engine parameter (the value parsed as YAML: ``0.015625`` is a float)."""
-    key, sep, value = pair.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {pair!r}")
+    """One ``KEY=VALUE`` engine parameter, read as ``contextlab replay --param`` reads it."""
     try:
-        return key.strip(), yaml.safe_load(value)
-    except yaml.YAMLError as error:
-        raise argparse.ArgumentTypeError(f"{pair!r}: the value is not YAML ({type(error).__name__})") from error
+        [(key, value)] = engine_params([pair]).items()
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+    return key, value
 
 
 def main() -> None:
@@ -200,7 +198,7 @@ def main() -> None:
         default=[],
         type=engine_param,
         metavar="KEY=VALUE",
-        help="an engine parameter for every engine of the run (repeatable; values parsed as YAML)",
+        help="an engine parameter for every engine of the run (repeatable; read as `contextlab replay --param`)",
     )
     args = parser.parse_args()
     params = dict(args.param)
