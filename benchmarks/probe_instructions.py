@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/probe_instructions.py [--engines passthrough,compressor] [--times 1,4] [--jobs 2]
-                                            [--dataset coding-agent] [--cache-sim]
+                                            [--dataset coding-agent] [--cache-sim] [--stored]
 
 ``probe_overhead.py`` times a replay with and without the measurement probe in CPU seconds, which on
 this shared machine move by a quarter from one run to the next, as much as the 30% target (issue 13
@@ -13,7 +13,10 @@ planted in each copy), replays it once with the probe and forgets what that taug
 probe's targets, scans and identifier memo, the engines' and the host's content memos:
 ``probe_overhead.py``'s *cold* state), then replays it again with the probe (*probed*) or without
 (*plain*). A third process stops before the second replay (*base*). The probe's share is
-``(probed - base) / (plain - base)``, the cold ratio, in instructions (target: at most 1.30).
+``(probed - base) / (plain - base)``, the cold ratio, in instructions (target: at most 1.30). The
+on-disk target store is off, so the probed replay extracts the session's targets as on first sight;
+``--stored`` turns it on (a new store per process, filled by the first replay), so the probed replay
+reads them back as a second ``contextlab replay`` of the same file does.
 Instructions are not time: the probe's scans touch memory the replay does not, so its share of CPU
 time can differ either way; ``--cache-sim`` adds each replay's first-level data misses per 1,000
 instructions (cachegrind's simulated caches, about twice as slow). A 605-request process takes 2-4
@@ -26,6 +29,7 @@ import argparse
 import os
 import shutil
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -40,14 +44,17 @@ MODES = ("base", "plain", "probed")
 CONTEXT_LENGTH = 128_000
 
 
-def child(mode: str, engine: str, times: int, dataset: str) -> None:
+def child(mode: str, engine: str, times: int, dataset: str, stored: bool) -> None:
     """What a counted process does (run under valgrind with ``--child``)."""
     from probe_overhead import forget_process_memos, repeated
 
     from contextlab import load_dataset
     from contextlab.api import replay
+    from contextlab.measure.target_store import ENV_DIRECTORY
     from contextlab.measure.targets import forget
 
+    store = tempfile.TemporaryDirectory(prefix="probe-instructions-") if stored else None
+    os.environ[ENV_DIRECTORY] = store.name if store is not None else "off"
     session = load_dataset(dataset)
     if times > 1:
         session = repeated(session, times)
@@ -60,6 +67,8 @@ def child(mode: str, engine: str, times: int, dataset: str) -> None:
         result = replay(session, engine, probes=mode == "probed", context_length=CONTEXT_LENGTH)
         if result.status != "ok":
             raise SystemExit(f"{engine} x{times}: replay ended {result.status}")
+    if store is not None:
+        store.cleanup()
 
 
 def main() -> None:
@@ -69,11 +78,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes counted at once")
     parser.add_argument("--dataset", default="coding-agent", help="a bundled dataset's name")
     parser.add_argument("--cache-sim", action="store_true", help="also simulate the caches (data misses)")
+    parser.add_argument("--stored", action="store_true", help="targets read from the on-disk store (seen before)")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "ENGINE", "TIMES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         mode, engine, times = args.child
-        child(mode, engine, int(times), args.dataset)
+        child(mode, engine, int(times), args.dataset, args.stored)
         return
     try:
         sizes = [int(t) for t in args.times.split(",")]
@@ -87,11 +97,13 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found: install it (Debian and Ubuntu: apt-get install valgrind)")
     jobs = [(mode, engine, k) for k in sorted(sizes, reverse=True) for engine in engines for mode in MODES]
-    print(f"{args.dataset}: {len(jobs)} processes under cachegrind, {args.jobs} at a time", flush=True)
+    state = "targets read from the store" if args.stored else "targets extracted (store off)"
+    print(f"{args.dataset}: {len(jobs)} processes under cachegrind, {args.jobs} at a time; {state}", flush=True)
 
     def counted(job: tuple[str, str, int]) -> dict[str, int]:
         mode, engine, k = job
         script = [__file__, "--child", mode, engine, str(k), "--dataset", args.dataset]
+        script += ["--stored"] if args.stored else []
         return cachegrind(script, cache_sim=args.cache_sim, label=f"{mode} {engine} x{k}")
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:

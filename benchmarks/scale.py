@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
 import statistics
 import sys
@@ -46,7 +47,12 @@ from contextlab import HostSettings, Transcript, load_transcript, replay
 from contextlab.cache import CacheObserver
 from contextlab.cli.common import engine_params
 from contextlab.errors import ConfigError
+from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
 from contextlab.tokens import load_encoding
+
+# Timed as a first sight: a transcript's probe targets are extracted, not read back from the on-disk
+# target store (which a rerun would otherwise find filled); set the variable to time the store.
+os.environ.setdefault(TARGET_STORE, "off")
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINES = ["passthrough", "compressor", "mask_window", "clear_tool_uses", "summary", "hybrid", "lcm", "retrieval"]

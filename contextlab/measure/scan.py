@@ -8,7 +8,7 @@ by every replay of that parsed transcript.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import chain
 
 import ahocorasick_rs
@@ -47,7 +47,7 @@ class TextIndex:
         return set(self._automaton.find_matches_as_strings(payload, overlapping=True))
 
 
-def targets_in(text_ids: set[int], targets_of_text: Sequence[tuple[int, ...]]) -> frozenset[int]:
+def targets_in(text_ids: Collection[int], targets_of_text: Sequence[tuple[int, ...]]) -> frozenset[int]:
     """The targets owning any of ``text_ids``."""
     if not text_ids:
         return _EMPTY
@@ -100,7 +100,7 @@ class RowScans:
         self._rows: list[frozenset[int]] | None = None
         self._occurrences: dict[int, tuple[int, ...]] | None = None
 
-    def seed(self, row_text_ids: Sequence[set[int]]) -> None:
+    def seed(self, row_text_ids: Sequence[Collection[int]]) -> None:
         """Take the rows' answers from an earlier pass of ``index`` (text positions per row)."""
         self._rows = [targets_in(ids, self.targets_of_text) for ids in row_text_ids]
         for payload, found in zip(self.payloads, self._rows, strict=True):

@@ -6,7 +6,7 @@ correction, or a user ask (the active task). Each has one or more literal *texts
 when any of them occurs in the request payload (``docs/metrics.md`` §Targets). Extraction is
 regular expressions over each transcript message once, plus one Aho-Corasick pass over each to find
 where each target recurs later (its *uses*); the result, and that pass, are cached per transcript
-object.
+object, and on disk by content (:mod:`~contextlab.measure.target_store`) for the next process.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from itertools import filterfalse
 from typing import Any
 
 from contextlab.engine import Message
+from contextlab.measure import target_store
 from contextlab.measure.scan import RowScans, TextIndex
 from contextlab.measure.shell import command_artifacts, command_of, fenced_commands
 from contextlab.measure.text import (
@@ -128,15 +129,43 @@ def _evict(key: int) -> Callable[[weakref.ReferenceType[Transcript]], None]:
     return evict
 
 
-def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
-    """The targets and where each occurs.
+@dataclass(frozen=True)
+class _Extracted:
+    """What extraction finds; the scans are rebuilt from it in a few milliseconds (and it is what
+    :mod:`~contextlab.measure.target_store` keeps on disk)."""
 
-    Every row's payload is rendered once. Mining needs the uses, so a mined set scans every row
-    here (each distinct payload once) and the scans answer the replays' lookups; a gold set leaves
-    the scanning to the replays (which send host-rendered rows, not always the transcript's bytes).
+    found: TargetSet
+    index_texts: tuple[str, ...]
+    """Every text the scans look for, in automaton order (mining adds candidate decision sentences)."""
+    row_ids: tuple[tuple[int, ...], ...] | None
+    """Positions in :attr:`index_texts` found in each transcript row, when extraction scanned them."""
+
+
+def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
+    """The targets and where each occurs: read from the target store when this transcript was
+    extracted before under the same rules, else extracted (and stored)."""
+    payloads = [message_payload(m) for m in transcript.messages]
+    key = target_store.key_of(transcript)
+    stored = target_store.load(key) if key is not None else None
+    extracted = _decode(stored, len(payloads)) if stored is not None else None
+    if extracted is None:
+        extracted = _extract(transcript, payloads)
+        if key is not None:
+            target_store.save(key, _encode(extracted))
+    scans = RowScans(TextIndex(extracted.index_texts), [t.texts for t in extracted.found.targets], payloads)
+    if extracted.row_ids is not None:
+        scans.seed(extracted.row_ids)
+    return extracted.found, scans
+
+
+def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
+    """Every target of the transcript (``payloads``: its rows' payloads).
+
+    Mining needs the uses, so a mined set scans every row here (each distinct payload once) and the
+    scans answer the replays' lookups; a gold set leaves the scanning to the replays (which send
+    host-rendered rows, not always the transcript's bytes).
     """
     messages = transcript.messages
-    payloads = [message_payload(m) for m in messages]
     raw: list[Target] = []
     raw.extend(_identifier_targets(messages, payloads))
     raw.extend(_error_targets(messages))
@@ -146,14 +175,13 @@ def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
     if transcript.facts:
         # Uses of the other targets only rank compaction diffs: RowScans.occurrences, on demand.
         targets = _gold_facts(transcript) + raw
-        index = TextIndex(list(dict.fromkeys(text for t in targets for text in t.texts)))
-        scans = RowScans(index, [t.texts for t in targets], payloads)
-        return TargetSet(tuple(targets), "gold", uses_ready=False), scans
+        texts = tuple(dict.fromkeys(text for t in targets for text in t.texts))
+        return _Extracted(TargetSet(tuple(targets), "gold", uses_ready=False), texts, None)
     from contextlab.measure.mining import decision_candidates, mine_facts
 
     decisions = decision_candidates(messages)
-    texts = [text for t in raw for text in t.texts] + [sentence for _index, sentence in decisions]
-    index = TextIndex(list(dict.fromkeys(texts)))
+    texts = tuple(dict.fromkeys([text for t in raw for text in t.texts] + [sentence for _index, sentence in decisions]))
+    index = TextIndex(texts)
     row_ids = _find_each(index, payloads)
     # User asks are needed by the turn they open, so they (and instructions) get no uses.
     used = [() if t.kind in ("task", "instruction") else t.texts for t in raw]
@@ -163,9 +191,48 @@ def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
     with_found = [_with_uses(t, occurrences.get(i, ())) for i, t in enumerate(raw)]
     facts = mine_facts(messages, with_found, decisions)
     targets = facts + with_found
-    scans = RowScans(index, [t.texts for t in targets], payloads)
-    scans.seed(row_ids)
-    return TargetSet(tuple(targets), "mined" if facts else "none"), scans
+    found = TargetSet(tuple(targets), "mined" if facts else "none")
+    return _Extracted(found, texts, tuple(tuple(sorted(ids)) for ids in row_ids))
+
+
+_TARGET_FIELDS = tuple(field.name for field in dataclasses.fields(Target))
+
+
+def _encode(extracted: _Extracted) -> dict[str, Any]:
+    """``extracted`` as a JSON document (targets as field lists in :data:`_TARGET_FIELDS` order)."""
+    found = extracted.found
+    return {
+        "fields": list(_TARGET_FIELDS),
+        "facts_source": found.facts_source,
+        "uses_ready": found.uses_ready,
+        "targets": [[getattr(t, name) for name in _TARGET_FIELDS] for t in found.targets],
+        "index_texts": list(extracted.index_texts),
+        "row_ids": None if extracted.row_ids is None else [list(ids) for ids in extracted.row_ids],
+    }
+
+
+def _decode(document: dict[str, Any], n_rows: int) -> _Extracted | None:
+    """The document :func:`_encode` wrote, or None when it is not one (a damaged or foreign file:
+    the targets are extracted again and the file replaced)."""
+    try:
+        if document["fields"] != list(_TARGET_FIELDS):
+            return None
+        targets = tuple(
+            Target(kind, key, tuple(texts), index, origin, category, tuple(uses), call, needed)
+            for kind, key, texts, index, origin, category, uses, call, needed in document["targets"]
+        )
+        texts = tuple(document["index_texts"])
+        rows = document["row_ids"]
+        row_ids = None if rows is None else tuple(map(tuple, rows))
+        found = TargetSet(targets, str(document["facts_source"]), uses_ready=bool(document["uses_ready"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+    if (row_ids is not None and len(row_ids) != n_rows) or not all(isinstance(x, str) for x in texts):
+        return None
+    known = set(texts)
+    if any(text not in known for t in targets for text in t.texts if text):
+        return None  # the scans could not place a target's text
+    return _Extracted(found, texts, row_ids)
 
 
 def _find_each(index: TextIndex, payloads: list[str]) -> list[set[int]]:
