@@ -14,9 +14,9 @@ probe's targets, scans and identifier memo, the engines' and the host's content 
 ``probe_overhead.py``'s *cold* state), then replays it again with the probe (*probed*) or without
 (*plain*). A third process stops before the second replay (*base*). The probe's share is
 ``(probed - base) / (plain - base)``, the cold ratio, in instructions (target: at most 1.30). The
-on-disk target store is off, so the probed replay extracts the session's targets as on first sight;
-``--stored`` turns it on (a new store per process, filled by the first replay), so the probed replay
-reads them back as a second ``contextlab replay`` of the same file does.
+second replay's on-disk target store is a new, empty one, so it extracts the session's targets and
+writes them, as a first ``contextlab replay`` of a file does; with ``--stored`` it is the store the
+first replay filled, so it reads them back, as a second run on the same file does.
 Instructions are not time: the probe's scans touch memory the replay does not, so its share of CPU
 time can differ either way; ``--cache-sim`` adds each replay's first-level data misses per 1,000
 instructions (cachegrind's simulated caches, about twice as slow). A 605-request process takes 2-4
@@ -53,8 +53,9 @@ def child(mode: str, engine: str, times: int, dataset: str, stored: bool) -> Non
     from contextlab.measure.target_store import ENV_DIRECTORY
     from contextlab.measure.targets import forget
 
-    store = tempfile.TemporaryDirectory(prefix="probe-instructions-") if stored else None
-    os.environ[ENV_DIRECTORY] = store.name if store is not None else "off"
+    store = tempfile.TemporaryDirectory(prefix="probe-instructions-")
+    first, second = Path(store.name, "first"), Path(store.name, "second")
+    os.environ[ENV_DIRECTORY] = str(first)
     session = load_dataset(dataset)
     if times > 1:
         session = repeated(session, times)
@@ -63,12 +64,13 @@ def child(mode: str, engine: str, times: int, dataset: str, stored: bool) -> Non
     replay(session, engine, probes=True, context_length=CONTEXT_LENGTH)
     forget(session)
     forget_process_memos()
+    # First sight: a store on but empty (the replay extracts and writes); --stored: the filled one.
+    os.environ[ENV_DIRECTORY] = str(first if stored else second)
     if mode != "base":
         result = replay(session, engine, probes=mode == "probed", context_length=CONTEXT_LENGTH)
         if result.status != "ok":
             raise SystemExit(f"{engine} x{times}: replay ended {result.status}")
-    if store is not None:
-        store.cleanup()
+    store.cleanup()
 
 
 def main() -> None:
@@ -97,7 +99,7 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found: install it (Debian and Ubuntu: apt-get install valgrind)")
     jobs = [(mode, engine, k) for k in sorted(sizes, reverse=True) for engine in engines for mode in MODES]
-    state = "targets read from the store" if args.stored else "targets extracted (store off)"
+    state = "targets read from the store" if args.stored else "targets extracted and stored"
     print(f"{args.dataset}: {len(jobs)} processes under cachegrind, {args.jobs} at a time; {state}", flush=True)
 
     def counted(job: tuple[str, str, int]) -> dict[str, int]:

@@ -1,21 +1,21 @@
 """How much the measurement probe adds to a replay (target: at most 30%; issue 13 item 9, 17 item 4).
 
 Replays the same transcript with ``probes=False`` and with the probe, alternating, each replay in a
-child forked from the same parent state (a replay run in-process after others inherits the layout
-of their freed memory, which moved a 2,420-request plain replay by up to 20% with its position in
-the sequence), and prints the best-of-N CPU time of each and the ratio. *cold*: as a single replay
-of a file never seen before in a fresh process: the child forgets the probe's targets, row scans and
+child forked from the same parent state (a replay run in-process after others inherits the layout of
+their freed memory, which moved a 2,420-request plain replay by up to 20% with its position in the
+sequence), and prints the best-of-N CPU time of each and the ratio. *cold*: as a single replay of a
+file never seen before in a fresh process: the child forgets the probe's targets, row scans and
 identifier memo (extraction happens inside the timed replay) and the process-wide content memos of
-the engines and the host, for the probed replay and for the plain replay it is compared with (a
-warm engine memo in the baseline alone would charge the probe for the engine's own first-sight
-work), with the on-disk target store off, so the targets are extracted; *stored*: the same cold
-child, but the file was replayed before in another process: its targets are read back from the
-store (a second ``contextlab replay`` of the file, a sweep's second worker); *warm*: the parent has
-replayed once with the probe, so targets, scans and every memo are warm for both (every further
-engine of a sweep on the same parsed transcript). The ``xN`` rows
-repeat the session N times (605 x 4 = 2,420 requests) to show the per-request cost stays flat. The
-target (issue 13 item 9) is at most 1.30 in every column. Timings on the shared machine are noisy;
-compare ratios from one run, not seconds.
+the engines and the host, for the probed replay and for the plain replay it is compared with (a warm
+engine memo in the baseline alone would charge the probe for the engine's own first-sight work),
+with the on-disk target store on but empty, so the targets are extracted and stored; *stored*: the
+same cold child, but the file was replayed before in another process: its targets are read back from
+the store (a second ``contextlab replay`` of the file, a sweep's second worker); *warm*: the parent
+has replayed once with the probe, so targets, scans and every memo are warm for both (every further
+engine of a sweep on the same parsed transcript). The ``xN`` rows repeat the session N times (605 x
+4 = 2,420 requests) to show the per-request cost stays flat. The target (issue 13 item 9) is at most
+1.30 in every column. Timings on the shared machine are noisy; compare ratios from one run, not
+seconds.
 
     python benchmarks/probe_overhead.py [--repeat 3] [--times 4] [--engines passthrough,compressor]
 """
@@ -75,22 +75,31 @@ def cpu(transcript: Transcript, engine: str, probes: bool, run: dict[str, Any]) 
     return time.process_time() - started
 
 
+FIRST_SIGHT = ""
+"""``child_cpu``'s store for a file never seen before: a new, empty one."""
+
+
 def child_cpu(
-    transcript: Transcript, engine: str, probes: bool, run: dict[str, Any], cold: bool, store: str = "off"
+    transcript: Transcript, engine: str, probes: bool, run: dict[str, Any], cold: bool, store: str = FIRST_SIGHT
 ) -> float:
     """CPU seconds of one replay in a child forked from this process's current state. ``cold``: the
     child first forgets the transcript's targets and the process-wide content memos; ``store``: the
-    target store it reads (``off``: none). The parent's objects are frozen in the child, so its full
-    collections scan only the replay's own objects (as ``benchmarks/scale.py`` does)."""
+    target store it reads (:data:`FIRST_SIGHT`: a new empty one). The parent's objects are frozen in
+    the child, so its full collections scan only the replay's own objects (as ``scale.py`` does)."""
 
     def measure() -> str:
-        os.environ[TARGET_STORE] = store
+        # A first sight has the store on but empty: the replay extracts, then writes the store.
+        empty = tempfile.mkdtemp(prefix="probe-overhead-child-") if store == FIRST_SIGHT else None
+        os.environ[TARGET_STORE] = empty or store
         if cold:
             forget(transcript)
             forget_process_memos()
         gc.collect()
         gc.freeze()
-        return repr(cpu(transcript, engine, probes, run))
+        seconds = cpu(transcript, engine, probes, run)
+        if empty is not None:
+            shutil.rmtree(empty, ignore_errors=True)
+        return repr(seconds)
 
     ok, report = in_fork(measure)
     if not ok:

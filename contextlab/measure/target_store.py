@@ -85,14 +85,15 @@ def rules_digest() -> str | None:
 
 
 def key_of(transcript: Transcript) -> str | None:
-    """The store key of ``transcript``'s targets: everything extraction reads, and the rules' sources.
+    """The store key of ``transcript``'s targets: everything extraction reads, and the rules' sources
+    (None when the store is off).
 
     The content is hashed in its pickled form (a C-level pass: a fifth of the cost of canonical
     JSON). Two equal transcripts may pickle differently (shared objects, key order): that is a miss,
     never a wrong hit, since equal bytes unpickle to equal content."""
-    rules = rules_digest()
+    rules = rules_digest() if directory() is not None else None
     if rules is None:
-        return None
+        return None  # the store is off (or unusable): no key to compute
     read = (
         transcript.messages,
         transcript.facts,
