@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
         (
             "probe_overhead.py",
             ["--repeat", "1", "--times", "1", "--engines", "passthrough"],
-            ("coding-agent-x1",),
+            ("stored", "coding-agent-x1"),
         ),
     ],
 )
@@ -83,6 +83,17 @@ def test_probe_instruction_counts_give_the_cold_ratio() -> None:
     plain, probed, ratio, plain_misses, probed_misses = (float(x) for x in row[2:7])
     assert 0 < plain < probed and ratio > 1, output  # the probe's work is counted on top of the replay's
     assert plain_misses > 0 and probed_misses > 0, output
+    assert "targets extracted and stored" in output, output
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (.ci/run installs it)")
+def test_probe_instruction_counts_with_targets_read_from_the_store() -> None:
+    args = ["--dataset", "coding-agent-short", "--engines", "passthrough", "--jobs", "2", "--stored"]
+    output = _run("probe_instructions.py", args)
+    assert "targets read from the store" in output, output
+    row = next(line.split() for line in output.splitlines() if line.startswith("passthrough"))
+    plain, probed, ratio = (float(x) for x in row[2:5])
+    assert 0 < plain < probed and ratio > 1, output
 
 
 @pytest.mark.parametrize(
