@@ -20,6 +20,7 @@ import importlib
 import json
 import os
 import pickle
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -68,10 +69,12 @@ def directory() -> Path | None:
 
 
 def rules_digest() -> str | None:
-    """sha256 of the rule modules' sources (None when one cannot be read: the store is not used)."""
+    """sha256 of the rule modules' sources and the Python version (None when a source cannot be
+    read: the store is not used)."""
     global _rules
     if _rules is None:
-        digest = hashlib.sha256(f"format {FORMAT}".encode())
+        # The interpreter's version too: `re` and `str` classify characters by its Unicode tables.
+        digest = hashlib.sha256(f"format {FORMAT}\0{sys.version}".encode())
         for name in RULE_MODULES:
             path = getattr(importlib.import_module(name), "__file__", None)
             if not isinstance(path, str):
