@@ -16,7 +16,7 @@ import json
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import filterfalse
+from itertools import chain, filterfalse
 from typing import Any
 
 from contextlab.engine import Message
@@ -213,26 +213,46 @@ def _encode(extracted: _Extracted) -> dict[str, Any]:
 
 def _decode(document: dict[str, Any], n_rows: int) -> _Extracted | None:
     """The document :func:`_encode` wrote, or None when it is not one (a damaged or foreign file:
-    the targets are extracted again and the file replaced)."""
+    the targets are extracted again and the file replaced). Checked and built column by column, at
+    C level: a long session has tens of thousands of targets."""
     try:
         if document["fields"] != list(_TARGET_FIELDS):
             return None
-        targets = tuple(
-            Target(kind, key, tuple(texts), index, origin, category, tuple(uses), call, needed)
-            for kind, key, texts, index, origin, category, uses, call, needed in document["targets"]
-        )
-        texts = tuple(document["index_texts"])
-        rows = document["row_ids"]
-        row_ids = None if rows is None else tuple(map(tuple, rows))
-        found = TargetSet(targets, str(document["facts_source"]), uses_ready=bool(document["uses_ready"]))
+        rows = document["targets"]
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(_TARGET_FIELDS)
+        kinds, keys, texts, indices, origins, categories, uses, calls, needed = columns
+        index_texts = tuple(document["index_texts"])
+        stored_rows = document["row_ids"]
+        row_ids = None if stored_rows is None else tuple(map(tuple, stored_rows))
+        facts_source, uses_ready = str(document["facts_source"]), bool(document["uses_ready"])
     except (KeyError, TypeError, ValueError):
         return None
-    if (row_ids is not None and len(row_ids) != n_rows) or not all(isinstance(x, str) for x in texts):
+    if not (
+        set(kinds) <= _KIND_SET
+        and set(map(type, indices)) <= _INT
+        and set(map(type, chain(index_texts, keys, *texts))) <= _STR
+        and set(map(type, chain.from_iterable(uses))) <= _INT
+    ):
         return None
-    known = set(texts)
-    if any(text not in known for t in targets for text in t.texts if text):
+    if row_ids is not None and (len(row_ids) != n_rows or not _positions_below(row_ids, len(index_texts))):
+        return None
+    if not set(chain.from_iterable(texts)) <= set(index_texts) | {""}:
         return None  # the scans could not place a target's text
-    return _Extracted(found, texts, row_ids)
+    targets = tuple(
+        map(Target, kinds, keys, map(tuple, texts), indices, origins, categories, map(tuple, uses), calls, needed)
+    )
+    return _Extracted(TargetSet(targets, facts_source, uses_ready=uses_ready), index_texts, row_ids)
+
+
+_KIND_SET = frozenset(KINDS)
+_INT: frozenset[type] = frozenset({int})
+_STR: frozenset[type] = frozenset({str})
+
+
+def _positions_below(row_ids: tuple[tuple[int, ...], ...], n_texts: int) -> bool:
+    """Whether every stored row position names one of the ``n_texts`` automaton texts."""
+    flat = list(chain.from_iterable(row_ids))
+    return set(map(type, flat)) <= _INT and (not flat or (min(flat) >= 0 and max(flat) < n_texts))
 
 
 def _find_each(index: TextIndex, payloads: list[str]) -> list[set[int]]:

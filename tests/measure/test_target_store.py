@@ -93,6 +93,8 @@ def test_a_changed_transcript_is_extracted_again(store: Path) -> None:
         "TRUNCATE",
         "UNKNOWN_TEXT",
         "ROWS",
+        "ROW_POSITION",
+        "TARGET_INDEX",
     ],
 )
 def test_a_damaged_file_is_extracted_again_and_replaced(damage: str, store: Path) -> None:
@@ -108,6 +110,12 @@ def test_a_damaged_file_is_extracted_again_and_replaced(damage: str, store: Path
         text = json.dumps(document)
     elif damage == "ROWS":
         document["row_ids"] = document["row_ids"][1:]
+        text = json.dumps(document)
+    elif damage == "ROW_POSITION":
+        document["row_ids"][0] = [len(document["index_texts"])]
+        text = json.dumps(document)
+    elif damage == "TARGET_INDEX":
+        document["targets"][0][document["fields"].index("message_index")] = "3"
         text = json.dumps(document)
     else:
         text = damage
