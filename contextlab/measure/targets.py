@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -196,6 +197,7 @@ def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
 
 
 _TARGET_FIELDS = tuple(field.name for field in dataclasses.fields(Target))
+_target_fields = operator.attrgetter(*_TARGET_FIELDS)
 
 
 def _encode(extracted: _Extracted) -> dict[str, Any]:
@@ -205,7 +207,7 @@ def _encode(extracted: _Extracted) -> dict[str, Any]:
         "fields": list(_TARGET_FIELDS),
         "facts_source": found.facts_source,
         "uses_ready": found.uses_ready,
-        "targets": [[getattr(t, name) for name in _TARGET_FIELDS] for t in found.targets],
+        "targets": list(map(_target_fields, found.targets)),  # tuples: JSON arrays
         "index_texts": list(extracted.index_texts),
         "row_ids": None if extracted.row_ids is None else [list(ids) for ids in extracted.row_ids],
     }
