@@ -75,30 +75,26 @@ def cpu(transcript: Transcript, engine: str, probes: bool, run: dict[str, Any]) 
     return time.process_time() - started
 
 
-FIRST_SIGHT = ""
-"""``child_cpu``'s store for a file never seen before: a new, empty one."""
-
-
 def child_cpu(
-    transcript: Transcript, engine: str, probes: bool, run: dict[str, Any], cold: bool, store: str = FIRST_SIGHT
+    transcript: Transcript, engine: str, probes: bool, run: dict[str, Any], cold: bool, store: str | None = None
 ) -> float:
     """CPU seconds of one replay in a child forked from this process's current state. ``cold``: the
     child first forgets the transcript's targets and the process-wide content memos; ``store``: the
-    target store it reads (:data:`FIRST_SIGHT`: a new empty one). The parent's objects are frozen in
+    target store it reads (None: a new, empty one, as for a file never seen before). The parent's objects are frozen in
     the child, so its full collections scan only the replay's own objects (as ``scale.py`` does)."""
 
     def measure() -> str:
         # A first sight has the store on but empty: the replay extracts, then writes the store.
-        empty = tempfile.mkdtemp(prefix="probe-overhead-child-") if store == FIRST_SIGHT else None
-        os.environ[TARGET_STORE] = empty or store
+        directory = store if store is not None else tempfile.mkdtemp(prefix="probe-overhead-child-")
+        os.environ[TARGET_STORE] = directory
         if cold:
             forget(transcript)
             forget_process_memos()
         gc.collect()
         gc.freeze()
         seconds = cpu(transcript, engine, probes, run)
-        if empty is not None:
-            shutil.rmtree(empty, ignore_errors=True)
+        if store is None:
+            shutil.rmtree(directory, ignore_errors=True)
         return repr(seconds)
 
     ok, report = in_fork(measure)

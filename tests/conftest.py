@@ -10,15 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_TRANSCRIPTS = Path(os.environ.get("CONTEXTLAB_TRANSCRIPTS", REPO.parent / "shared" / "transcripts"))
 
 # Probe targets are kept on disk between processes (contextlab.measure.target_store). The suite, and
 # the commands it starts, use a store of their own: a run neither reads nor fills the user's cache,
 # and replays after the first of a transcript read their targets back, as a user's second run does.
-if "CONTEXTLAB_TARGET_CACHE" not in os.environ:
+if TARGET_STORE not in os.environ:
     _STORE = tempfile.mkdtemp(prefix="contextlab-targets-")
-    os.environ["CONTEXTLAB_TARGET_CACHE"] = _STORE
+    os.environ[TARGET_STORE] = _STORE
     atexit.register(shutil.rmtree, _STORE, True)
 
 
