@@ -22,7 +22,7 @@ from contextlab import clock as vclock
 from contextlab.engine import ContextEngine, Message, hook, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.engine_tools import EngineToolRouter, tool_names
-from contextlab.host.heap import frozen_heap
+from contextlab.host.heap import quiet_collector
 from contextlab.host.history import WorkingHistory
 from contextlab.host.lifecycle import HostEventPlan, observation_copy
 from contextlab.host.memo import MessageMemo
@@ -147,7 +147,7 @@ class ReplayHost:
     def run(self) -> ReplayResult:
         started = time.perf_counter()
         status, error = "ok", None
-        with vclock.using(self.clock), frozen_heap():
+        with vclock.using(self.clock), quiet_collector():
             try:
                 self._start_session()
                 for turn in self._turns:

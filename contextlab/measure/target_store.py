@@ -9,7 +9,8 @@ stored result is never older than the code that reads it.
 
 The directory is ``$CONTEXTLAB_TARGET_CACHE`` (``off`` turns the store off), else
 ``$XDG_CACHE_HOME/contextlab/targets``, else ``~/.cache/contextlab/targets``. A store that cannot be
-read or written is skipped: the targets are then extracted as if it were not there.
+read or written is skipped: the targets are then extracted as if it were not there (a directory that
+cannot be written is named once per process in a ``RuntimeWarning``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 import pickle
 import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,7 @@ a test keeps the list whole). Their sources are part of the key."""
 
 _OFF = frozenset({"off", "0", "false", "no"})
 _rules: str | None = None
+_unwritable: set[Path] = set()  # directories already named in a warning
 
 
 def directory() -> Path | None:
@@ -135,9 +138,18 @@ def save(key: str, document: dict[str, Any]) -> None:
         partial.write_text(json.dumps(document, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
         os.replace(partial, target)
         _prune(folder)
-    except (OSError, ValueError):  # a read-only or full disk; text the codec cannot write
+    except (OSError, ValueError) as error:  # a read-only or full disk; text the codec cannot write
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)
+        if isinstance(error, OSError) and folder not in _unwritable:
+            _unwritable.add(folder)
+            reason = error.strerror or type(error).__name__
+            warnings.warn(
+                f"probe targets are not stored: {folder} cannot be written ({reason}); they are extracted"
+                f" again in each process (set {ENV_DIRECTORY} to a writable folder, or to 'off')",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
 
 def _prune(folder: Path) -> None:

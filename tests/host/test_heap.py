@@ -1,4 +1,4 @@
-"""The replay freezes the heap it starts with, and gives it back as it was."""
+"""The replay freezes the heap it starts with and puts off full collections, and gives both back as they were."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from contextlab import HostSettings, replay
 from contextlab.examples import tool_conversation
-from contextlab.host.heap import frozen_heap
+from contextlab.host.heap import quiet_collector
 
 
 @pytest.fixture(autouse=True)
@@ -22,9 +22,9 @@ def _unfrozen() -> Iterator[None]:
 def test_objects_that_exist_are_frozen_inside_and_unfrozen_after() -> None:
     older = [object() for _ in range(10)]  # tracked containers are what freezing counts
     assert gc.get_freeze_count() == 0
-    with frozen_heap():
+    with quiet_collector():
         assert gc.get_freeze_count() > 0
-        with frozen_heap():  # nested: one freeze
+        with quiet_collector():  # nested: one freeze
             frozen = gc.get_freeze_count()
         assert gc.get_freeze_count() == frozen
     assert gc.get_freeze_count() == 0
@@ -34,13 +34,13 @@ def test_objects_that_exist_are_frozen_inside_and_unfrozen_after() -> None:
 def test_a_freeze_made_by_the_process_is_left_alone() -> None:
     gc.freeze()
     before = gc.get_freeze_count()
-    with frozen_heap():
+    with quiet_collector():
         pass
     assert gc.get_freeze_count() == before
 
 
 def test_garbage_cycles_made_inside_are_still_collected() -> None:
-    with frozen_heap():
+    with quiet_collector():
         cycle: list[object] = []
         cycle.append(cycle)
         del cycle
@@ -58,7 +58,7 @@ def test_a_child_forked_inside_a_replay_can_replay_and_keeps_the_inherited_freez
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
-    with frozen_heap():
+    with quiet_collector():
         child = context.Process(target=_replay_in_child)
         child.start()
         child.join(60)
@@ -71,3 +71,51 @@ def _replay_in_child() -> None:
     result = replay(tool_conversation(2), "passthrough", HostSettings(context_length=100_000), probes=False)
     assert result.status == "ok"
     assert gc.get_freeze_count() > inherited // 2  # the inherited freeze is not undone
+
+
+def test_full_collections_are_rare_inside_and_the_thresholds_come_back_after() -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with quiet_collector():
+            young, middle, old = gc.get_threshold()
+            assert (young, middle) == (700, 10)
+            assert old >= 1_000
+            with quiet_collector():  # nested: one setting
+                assert gc.get_threshold()[2] == old
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_thresholds_set_inside_the_block_by_someone_else_are_kept() -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with quiet_collector():
+            gc.set_threshold(2_000, 20, 30)
+        assert gc.get_threshold() == (2_000, 20, 30)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_a_replay_collects_under_the_relaxed_thresholds_and_restores_them() -> None:
+    before = gc.get_threshold()
+    seen: set[tuple[int, int, int]] = set()
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            seen.add(gc.get_threshold())
+
+    try:
+        gc.set_threshold(10, 1, 1)  # frequent passes, so the replay surely runs some
+        gc.callbacks.append(record)
+        result = replay(tool_conversation(6), "passthrough", HostSettings(context_length=100_000), probes=False)
+        gc.callbacks.remove(record)
+        assert result.status == "ok"
+        assert gc.get_threshold() == (10, 1, 1)
+    finally:
+        if record in gc.callbacks:
+            gc.callbacks.remove(record)
+        gc.set_threshold(*before)
+    assert (10, 1, 1_000) in seen  # passes ran inside the replay with full collections put off

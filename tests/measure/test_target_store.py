@@ -147,7 +147,11 @@ def test_an_unwritable_store_is_skipped(tmp_path: Path, monkeypatch: pytest.Monk
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     monkeypatch.setenv(target_store.ENV_DIRECTORY, str(blocker / "targets"))
-    assert targets_for(fresh(recorded())).facts_source == "mined"
+    monkeypatch.setattr(target_store, "_unwritable", set())
+    with pytest.warns(RuntimeWarning, match=r"a-file/targets cannot be written .*CONTEXTLAB_TARGET_CACHE") as seen:
+        assert targets_for(fresh(recorded())).facts_source == "mined"
+        assert targets_for(fresh(without_facts(recorded()))).facts_source == "mined"  # a second write: no repeat
+    assert len(seen) == 1
     assert blocker.read_text() == "not a directory"
 
 
