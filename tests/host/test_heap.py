@@ -119,3 +119,15 @@ def test_a_replay_collects_under_the_relaxed_thresholds_and_restores_them() -> N
             gc.callbacks.remove(record)
         gc.set_threshold(*before)
     assert (10, 1, 1_000) in seen  # passes ran inside the replay with full collections put off
+
+
+def test_an_error_inside_the_block_gives_the_thresholds_and_the_freeze_back() -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with pytest.raises(RuntimeError, match="engine broke"), quiet_collector():
+            raise RuntimeError("engine broke")
+        assert gc.get_threshold() == (700, 10, 10)
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*before)
