@@ -72,3 +72,25 @@ def test_a_fact_inside_a_longer_fact_is_seen_with_it() -> None:
     probe = RetentionProbe()
     probe.bind(t)
     assert math.isnan(RetentionProbe().summary().get("fact_retention_mean", float("nan")))
+
+
+def test_the_facts_only_probe_reads_gold_facts_without_extracting_the_rest(monkeypatch: Any) -> None:
+    from contextlab.measure import targets
+
+    known = with_facts()
+    assert len(targets.targets_for(known).targets) > len(known.facts)  # every kind extracted first
+    extracted = replay(known, "passthrough", probes=False, observers=[RetentionProbe()])
+    t = with_facts()
+    targets.forget(t)
+
+    def refuse(*_args: object) -> None:
+        raise AssertionError("the facts-only probe extracted every target kind")
+
+    monkeypatch.setattr(targets, "_extract", refuse)
+    monkeypatch.setattr(targets.target_store, "load", lambda _key: None)
+    alone = replay(t, "passthrough", probes=False, observers=[RetentionProbe()])
+    columns = ["facts_eligible", "facts_in_context", "fact_retention"]
+    assert alone.trace[columns].equals(extracted.trace[columns])
+    assert {k: v for k, v in alone.summary.items() if k.startswith("fact")} == {
+        k: v for k, v in extracted.summary.items() if k.startswith("fact")
+    }

@@ -29,7 +29,7 @@ from contextlab.host.observers import RequestView
 from contextlab.measure.faithfulness import FaithfulnessMemo, check_summaries
 from contextlab.measure.recovery import DEFAULT_K, Reach, RecoveryOracle
 from contextlab.measure.scan import RowScans, TextIndex
-from contextlab.measure.targets import KINDS, TargetSet, scans_for, targets_for
+from contextlab.measure.targets import KINDS, TargetSet, fact_targets_for, scans_for, targets_for
 from contextlab.measure.template import template_texts
 from contextlab.measure.text import message_payload
 from contextlab.messages import content_text
@@ -112,8 +112,9 @@ class MeasureProbe:
     def bind(self, transcript: Transcript) -> None:
         """Read the transcript's targets (called by the host before the first request)."""
         self._transcript = transcript
-        found = targets_for(transcript)
-        targets = [t for t in found.targets if t.kind == "fact"] if self.facts_only else list(found.targets)
+        # A facts-only probe on gold facts needs no extraction of the other kinds.
+        found = fact_targets_for(transcript) if self.facts_only else targets_for(transcript)
+        targets = list(found.targets)
         self._set = found
         self._targets = targets
         self._facts = [i for i, t in enumerate(targets) if t.kind == "fact"]

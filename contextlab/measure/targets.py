@@ -99,6 +99,18 @@ def targets_for(transcript: Transcript) -> TargetSet:
     return _entry(transcript).found
 
 
+def fact_targets_for(transcript: Transcript) -> TargetSet:
+    """The facts among :func:`targets_for`'s targets (what a facts-only probe reads). Gold facts are
+    read from the transcript as they are, so a first sight extracts nothing else; mined facts come
+    from the whole extraction."""
+    hit = _CACHE.get(id(transcript))
+    known = hit is not None and hit.ref() is transcript and hit.n_messages == len(transcript.messages)
+    if transcript.facts and not known:
+        return TargetSet(tuple(_gold_facts(transcript)), "gold", uses_ready=False)
+    found = targets_for(transcript)
+    return TargetSet(tuple(t for t in found.targets if t.kind == "fact"), found.facts_source, found.uses_ready)
+
+
 def scans_for(transcript: Transcript) -> RowScans:
     """Which of :func:`targets_for`'s targets each transcript row contains (computed with them)."""
     return _entry(transcript).scans
