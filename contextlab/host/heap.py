@@ -33,15 +33,15 @@ _OLD_GENERATION_PASSES = 1_000
 _lock = threading.Lock()
 _depth = 0
 _owner = False
-_thresholds: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None  # (saved, set)
+_saved: tuple[int, int, int] | None = None  # the thresholds before the block relaxed them
 
 
 def _forget_after_fork() -> None:
     """A forked child starts with no block open and a fresh lock (the parent's may have been held by
     another thread at the fork). A freeze and thresholds it inherits count as the process's own:
     left alone."""
-    global _lock, _depth, _owner, _thresholds
-    _lock, _depth, _owner, _thresholds = threading.Lock(), 0, False, None
+    global _lock, _depth, _owner, _saved
+    _lock, _depth, _owner, _saved = threading.Lock(), 0, False, None
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
@@ -53,17 +53,16 @@ def quiet_collector() -> Iterator[None]:
     rare (nested and concurrent blocks share one setting). A process that froze objects itself (a
     benchmark child) keeps its freeze at the end; thresholds changed by someone else while the block
     ran are kept too."""
-    global _depth, _owner, _thresholds
+    global _depth, _owner, _saved
     with _lock:
         if _depth == 0:
             _owner = gc.isenabled() and gc.get_freeze_count() == 0
             if _owner:
                 gc.freeze()
-            young, middle, old = saved = gc.get_threshold()
+            young, middle, old = gc.get_threshold()
             if 0 < old < _OLD_GENERATION_PASSES:
-                relaxed = (young, middle, _OLD_GENERATION_PASSES)
-                gc.set_threshold(*relaxed)
-                _thresholds = (saved, relaxed)
+                _saved = (young, middle, old)
+                gc.set_threshold(young, middle, _OLD_GENERATION_PASSES)
         _depth += 1
     try:
         yield
@@ -71,11 +70,10 @@ def quiet_collector() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0:
-                if _thresholds is not None:
-                    saved, relaxed = _thresholds
-                    if gc.get_threshold() == relaxed:
-                        gc.set_threshold(*saved)
-                    _thresholds = None
+                if _saved is not None:
+                    if gc.get_threshold() == (*_saved[:2], _OLD_GENERATION_PASSES):  # nobody changed them since
+                        gc.set_threshold(*_saved)
+                    _saved = None
                 if _owner:
                     _owner = False
                     gc.unfreeze()

@@ -103,9 +103,7 @@ def fact_targets_for(transcript: Transcript) -> TargetSet:
     """The facts among :func:`targets_for`'s targets (what a facts-only probe reads). Gold facts are
     read from the transcript as they are, so a first sight extracts nothing else; mined facts come
     from the whole extraction."""
-    hit = _CACHE.get(id(transcript))
-    known = hit is not None and hit.ref() is transcript and hit.n_messages == len(transcript.messages)
-    if transcript.facts and not known:
+    if transcript.facts and _cached(transcript) is None:
         return TargetSet(tuple(_gold_facts(transcript)), "gold", uses_ready=False)
     found = targets_for(transcript)
     return TargetSet(tuple(t for t in found.targets if t.kind == "fact"), found.facts_source, found.uses_ready)
@@ -116,11 +114,19 @@ def scans_for(transcript: Transcript) -> RowScans:
     return _entry(transcript).scans
 
 
-def _entry(transcript: Transcript) -> _Entry:
-    key = id(transcript)
-    hit = _CACHE.get(key)
+def _cached(transcript: Transcript) -> _Entry | None:
+    """The transcript's entry when it is computed and still current (same object, same length)."""
+    hit = _CACHE.get(id(transcript))
     if hit is not None and hit.ref() is transcript and hit.n_messages == len(transcript.messages):
         return hit
+    return None
+
+
+def _entry(transcript: Transcript) -> _Entry:
+    hit = _cached(transcript)
+    if hit is not None:
+        return hit
+    key = id(transcript)
     found, scans = _build(transcript)
     entry = _Entry(weakref.ref(transcript, _evict(key)), len(transcript.messages), found, scans)
     _CACHE[key] = entry

@@ -111,13 +111,12 @@ def test_a_replay_collects_under_the_relaxed_thresholds_and_restores_them() -> N
         gc.set_threshold(10, 1, 1)  # frequent passes, so the replay surely runs some
         gc.callbacks.append(record)
         result = replay(tool_conversation(6), "passthrough", HostSettings(context_length=100_000), probes=False)
-        gc.callbacks.remove(record)
-        assert result.status == "ok"
-        assert gc.get_threshold() == (10, 1, 1)
+        after = gc.get_threshold()
     finally:
-        if record in gc.callbacks:
-            gc.callbacks.remove(record)
+        gc.callbacks.remove(record)
         gc.set_threshold(*before)
+    assert result.status == "ok"
+    assert after == (10, 1, 1)
     assert (10, 1, 1_000) in seen  # passes ran inside the replay with full collections put off
 
 
