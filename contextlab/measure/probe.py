@@ -142,6 +142,9 @@ class MeasureProbe:
             self._scans = scans_for(transcript)
         self._order = sorted(range(len(targets)), key=lambda i: (targets[i].message_index, i))
         self._kind_codes = np.array([KINDS.index(t.kind) for t in targets], dtype=np.int64)
+        # Where each target is introduced: a compaction diff counts only the targets the request
+        # before it could hold (a later ask repeating an earlier one's words is not in it yet).
+        self._introduced = np.fromiter((t.message_index for t in targets), dtype=np.int64, count=len(targets))
         self._next = 0
         self._eligible = bytearray(len(targets))
         self._counts = [0] * len(targets)
@@ -637,12 +640,15 @@ class MeasureProbe:
         counts = self._counts
         # Targets that were in the previous request: kept, summarised (only in new rows) or removed.
         in_summary = self._summary_targets(summary_texts)
-        before_present: set[int] = set().union(*self._previous_found)
+        # Eligible at the previous request (introduced before it), as the per-request columns count.
+        held = set().union(*self._previous_found)
+        present = np.fromiter(held, dtype=np.int64, count=len(held))
+        present = present[self._introduced[present] < self._previous_index]
+        before_present = set(present.tolist())
         # A target of the previous request that this request did not touch still has its count (> 0)
         # and is kept, unless a new summary row names it: only the touched ones that were present
         # and those named in the summaries are classified one by one; the rest are counted by kind.
-        candidates = sorted({t for t, was in touched.items() if was}.union(in_summary & before_present))
-        present = np.fromiter(before_present, dtype=np.int64, count=len(before_present))
+        candidates = sorted(before_present.intersection([t for t, was in touched.items() if was] + list(in_summary)))
         kept_n = np.bincount(self._kind_codes[present], minlength=len(KINDS)).tolist()
         # Each candidate leaves (removed: no row holds it now; summarised: only the new summary
         # rows do) or is kept; the leaving ones become items, and all are tallied by kind.

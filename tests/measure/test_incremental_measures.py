@@ -210,7 +210,8 @@ class CheckedDiffProbe(KeptProbe):
         return self.in_summary
 
     def _on_commit(self, view: RequestView, touched: dict[int, bool]) -> None:
-        before_present = sorted({t for found in self._previous_found for t in found})
+        held = {t for found in self._previous_found for t in found}
+        before_present = sorted(t for t in held if self._targets[t].message_index < self._previous_index)
         items = len(item_tuples(self))
         super()._on_commit(view, touched)
         counts, tallies, expected_items = self._counts, dict.fromkeys(_diff_keys(), 0), []

@@ -255,3 +255,50 @@ def test_every_request_after_a_commit_gets_a_diff_whatever_rows_it_kept(engine: 
     committed = sorted(set(passes.loc[passes["outcome"] == "committed", "request"]))
     assert committed  # the engine did rewrite the history in this run
     assert sorted(result.frames["compaction_diff"]["request"]) == committed
+
+
+def test_a_compaction_diff_counts_what_the_request_before_it_counted() -> None:
+    """Each diff's kept, summarised and removed targets of a kind add up to that kind's targets in
+    context at the request before the commit, the count the probes frame gives. A later ask that
+    repeats an earlier one's words has its text in context before it is introduced; it is not in the
+    diff until it is (it was counted once when every matching target was classified)."""
+    transcript = load_dataset("coding-agent-short")
+    first_ask = next(m for m in transcript.messages if m["role"] == "user")
+    last_user = max(i for i, m in enumerate(transcript.messages) if m["role"] == "user")
+    transcript.messages.insert(last_user, {"role": "user", "content": first_ask["content"]})
+    positions = TranscriptPositions()
+    result = replay(
+        transcript, SummarizingEngine(threshold_tokens=6000, keep=3), context_length=16_000, observers=[positions]
+    )
+    late = [t for t in targets_for(transcript).targets if t.kind == "task" and t.message_index == last_user]
+    assert late, "the repeated ask is a task target of its own"
+    diffs, probes = result.frames["compaction_diff"], result.frames["probes"]
+    assert len(diffs) >= 2
+    in_context = probes[probes["dimension"] == "all"].set_index(["request", "kind"])["in_context"]
+    for diff in diffs.to_dict("records"):
+        for kind in ("identifier", "error", "artifact", "instruction", "task"):
+            total = diff[f"{kind}_kept"] + diff[f"{kind}_summarised"] + diff[f"{kind}_removed"]
+            assert total == in_context.get((diff["request"] - 1, kind), 0), (diff["request"], kind)
+    items = result.frames["compaction_items"]
+    early = items[(items["kind"] == "task") & (items["key"] == late[0].key)]
+    assert all(positions.at[r] > last_user for r in early["request"])
+
+
+class TranscriptPositions:
+    """An observer that records each request's transcript index."""
+
+    def __init__(self) -> None:
+        self.at: dict[int, int] = {}
+
+    def columns(self) -> list[str]:
+        return []
+
+    def summary(self) -> dict[str, Any]:
+        return {}
+
+    def clone(self) -> TranscriptPositions:
+        return self
+
+    def observe(self, view: RequestView) -> dict[str, Any]:
+        self.at[view.request] = view.transcript_index
+        return {}
