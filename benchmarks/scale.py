@@ -96,6 +96,15 @@ def run_child(
     return found
 
 
+def spread(cell: dict[str, Any]) -> str:
+    """The range of a cell's children's CPU seconds (how far one child moves on this machine: a
+    growth nearer the target than that is not a verdict), or one child's time."""
+    low, high = cell["cpu_range"]
+    if cell["children"] < 2:
+        return "1 child"
+    return f"{low:.2f}-{high:.2f} ({cell['children']}, {high / low - 1:.0%} apart)"
+
+
 def schedule(sizes: list[int], repeat: int) -> list[int]:
     """The sizes of one engine and cache's children, in the order they run: ``repeat`` children at
     the largest size and proportionally more at smaller ones, each size's children at evenly spread
@@ -116,8 +125,8 @@ def block(
     context_length: int,
     params: dict[str, Any] | None = None,
 ) -> dict[int, dict[str, Any]]:
-    """One engine and cache at every size: per size, the median CPU of its children, the largest
-    memory growth and every child's floor timing (or the first child's error)."""
+    """One engine and cache at every size: per size, the median CPU of its children and their range,
+    the largest memory growth and every child's floor timing (or the first child's error)."""
     runs: dict[int, list[dict[str, Any]]] = {k: [] for k in sessions}
     for k in schedule(list(sessions), repeat):
         runs[k].append(run_child(sessions[k], engine, cache, context_length, params=params))
@@ -129,6 +138,7 @@ def block(
             if failed
             else {
                 "cpu": statistics.median(float(r["cpu"]) for r in found),
+                "cpu_range": (min(float(r["cpu"]) for r in found), max(float(r["cpu"]) for r in found)),
                 "mb": max(float(r["mb"]) for r in found),
                 "requests": found[0]["requests"],
                 "suffix_rows": found[0]["suffix_rows"],
@@ -238,7 +248,7 @@ def main() -> None:
     print("floor (median over the run): " + ", ".join(f"{k}x {floor[k]:.3f} s ({len(floors[k])})" for k in floor))
     print(
         f"{'engine':<16}{'cache':<7}{'size':>5}{'requests':>9}{'suffix/req':>11}{'cpu s':>9}{'peak MB':>9}"
-        f"{'/floor':>8}{'vs 1x':>7}"
+        f"{'/floor':>8}{'vs 1x':>7}  children's cpu s"
     )
     worst = 0.0
     first: dict[tuple[str, str], float] = {}
@@ -248,7 +258,7 @@ def main() -> None:
         worst = max(worst, growth)
         print(
             f"{engine:<16}{label:<7}{k:>4}x{found['requests']:>9.0f}{found['suffix_rows']:>11.0f}{found['cpu']:>9.2f}"
-            f"{found['mb']:>9.0f}{ratio:>8.1f}{growth:>7.2f}"
+            f"{found['mb']:>9.0f}{ratio:>8.1f}{growth:>7.2f}  {spread(found)}"
         )
     verdict = "within" if worst <= LIMIT else "OVER"
     print(f"largest growth of the floor ratio over its 1x value: {worst:.2f} ({verdict} the {LIMIT}x target)")

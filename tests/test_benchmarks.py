@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
                 *("--path", "datasets/coding-agent-short.jsonl.gz", "--sizes", "1,2", "--engines", "passthrough"),
                 *("--cache", "", "--repeat", "2", "--memory-check", "30"),
             ],
-            ("suffix/req", "largest growth of the floor ratio"),
+            ("suffix/req", "largest growth of the floor ratio", "(2, ", "% apart)"),
         ),
         (
             "scale.py",
@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
                 *("--path", "datasets/coding-agent-short.jsonl.gz", "--sizes", "1,2", "--engines", "retrieval"),
                 *("--cache", "", "--repeat", "1", "--context-length", "8000", "--param", "min_group_fraction=0.25"),
             ],
-            ("engine parameters: min_group_fraction=0.25", "retrieval       no        2x"),
+            ("engine parameters: min_group_fraction=0.25", "retrieval       no        2x", "1 child"),
         ),
         (
             "probe_overhead.py",
