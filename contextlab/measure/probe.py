@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, count, filterfalse, repeat
 from operator import is_, itemgetter, not_
@@ -32,7 +32,7 @@ from contextlab.measure.scan import RowScans, TextIndex
 from contextlab.measure.targets import KINDS, TargetSet, fact_targets_for, scans_for, targets_for
 from contextlab.measure.template import template_texts
 from contextlab.measure.text import message_payload
-from contextlab.messages import content_text
+from contextlab.messages import content_text, row_call_ids
 from contextlab.transcripts.model import Transcript
 
 FACT_COLUMNS = schema.names(schema.PROBE_TRACE)
@@ -686,6 +686,9 @@ class MeasureProbe:
             source = self._source_rows(before, range(self._previous_index, max(self._previous_index, ti)))
             if self._template is None:
                 self._template = template_texts(self._engine)
+            # Tool-call ids live in the rows' structure, not their text: an engine that names the
+            # call it cleared (`clear_tool_uses`' placeholders) quotes its source, not an invention.
+            self._faith_memo.verified.update(_call_ids(chain(before, appended)))
             result = check_summaries(
                 summary_texts, source, memo=self._faith_memo, template=self._template, index=self._scans
             )
@@ -886,3 +889,11 @@ ITEM_COLUMNS = [
     "later_uses",
     "next_use",
 ]
+
+
+def _call_ids(rows: Iterable[Message]) -> Iterator[str]:
+    """The tool-call ids the rows make or answer."""
+    for row in rows:
+        answers, calls = row_call_ids(row)
+        yield from answers
+        yield from filter(None, calls)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -302,3 +303,35 @@ class TranscriptPositions:
     def observe(self, view: RequestView) -> dict[str, Any]:
         self.at[view.request] = view.transcript_index
         return {}
+
+
+class ClearingEngine(KeepLastEngine):
+    """Keeps the last messages and clears every kept tool result to a placeholder naming its call,
+    as ``clear_tool_uses`` does (new rows: the placeholders carry no uid of the rows they replace)."""
+
+    def compress(self, messages: list[Message], *args: Any, **kwargs: Any) -> list[Message]:
+        kept = super().compress(messages, *args, **kwargs)
+        if kept is messages:
+            return messages
+        return [
+            {"role": "tool", "tool_call_id": m["tool_call_id"], "content": f"[result cleared: id={m['tool_call_id']}]"}
+            if m.get("role") == "tool"
+            else m
+            for m in kept
+        ]
+
+
+def test_a_placeholder_naming_a_cleared_call_is_not_an_unsupported_identifier() -> None:
+    """Tool-call ids are in the summarised rows' structure, not their text: quoting one is faithful."""
+    result = replay(planted(), ClearingEngine(threshold_tokens=900, keep=4))
+    summary = result.summary
+    assert summary["summaries_checked"] > 0
+    assert summary["summary_identifiers"] > 0  # the placeholders' call ids were read as identifiers
+    assert summary["summary_unsupported_identifiers"] == 0
+
+
+def test_clear_tool_uses_on_a_real_session_invents_no_identifier(shared_transcripts: Path) -> None:
+    path = shared_transcripts / "claude-code/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl"
+    summary = replay(path, "clear_tool_uses", context_length=64_000).summary
+    assert summary["summaries_checked"] > 0
+    assert summary["summary_unsupported_identifiers"] == 0
