@@ -40,6 +40,7 @@ from contextlab.host.trace import (
 )
 from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.host.usage_model import reported_prompt_tokens
+from contextlab.host.user_turn import ensure_user_turn
 from contextlab.host.validity import row_problem
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
 from contextlab.thresholds import threshold_note, warn_clamped_once
@@ -57,10 +58,6 @@ _FEW_CANDIDATES = 32
 
 log = logging.getLogger(__name__)
 
-CONTINUE_MESSAGE = (
-    "Continue from the compressed conversation context above. "
-    "Pick up the task where it left off; the summary is reference material, not a new request."
-)
 PROGRESS_RATIO = 0.95
 """A pass made progress when it left fewer rows or under 95% of the tokens (the host's rule)."""
 COMPRESSION_TIMEOUT_EXIT = "context_compression_timeout"
@@ -778,7 +775,7 @@ class ReplayHost:
             # Upstream rejects an unchanged transcript before the boundary: nothing is committed and
             # the re-arm latch stays down (docs/host-loop.md §Per-turn attempts).
             return "noop", "the engine returned the history unchanged", None
-        new = self._ensure_user_turn(adopted, before)
+        new = ensure_user_turn(adopted, before)
         rough_after = self._rough_request(new)
         if rough_after > rough_before:
             return "grew", f"rough size grew from {rough_before} to {rough_after}", None
@@ -854,16 +851,6 @@ class ReplayHost:
         self._real_floor = 0
         if trigger:
             self._row_triggers.append(trigger)
-
-    def _ensure_user_turn(self, new: list[Message], before: list[Message]) -> list[Message]:
-        """After a compaction a real user turn must survive: re-insert the latest ask, or nudge."""
-        if any(m.get("role") == "user" and not m.get("_compressed_summary") for m in new):
-            return new
-        latest = next(
-            (m for m in reversed(before) if m.get("role") == "user" and not m.get("_compressed_summary")), None
-        )
-        nudge = clone_messages([latest])[0] if latest else {"role": "user", "content": CONTINUE_MESSAGE}
-        return [*new, nudge]
 
     def _fresh_wires(self, before: list[Message], new: list[Message]) -> list[Message]:
         """Wire forms of the rows of ``new`` whose content (as sent: metadata keys a compaction adds,

@@ -620,20 +620,25 @@ class MeasureProbe:
         transcript = self._transcript.messages
         appended = transcript[self._previous_index : max(self._previous_index, view.transcript_index)]
         appended_texts = {content_text(m) for m in appended}
-        before_uids = {m.get("message_uid"): m for m in before}
-        after_uids = {m.get("message_uid") for m in after}
+        # Rows are matched by uid one to one, in order: a uid may repeat (the compressor restating the
+        # in-flight ask under its uid, the host restoring the newest ask), and a second row under one
+        # uid is a row the commit wrote, not a second keeping of the first.
+        earlier: dict[Any, deque[Message]] = {}
+        for message in before:
+            earlier.setdefault(message.get("message_uid"), deque()).append(message)
         written: list[Message] = []
         kept = rewritten = 0
         for message in after:
-            old = before_uids.get(message.get("message_uid"))
-            if old is not None:
+            same_uid = earlier.get(message.get("message_uid"))
+            if same_uid:
+                old = same_uid.popleft()
                 if content_text(old) == content_text(message) and old.get("tool_calls") == message.get("tool_calls"):
                     kept += 1
                 else:
                     rewritten += 1
             elif content_text(message) not in appended_texts:
                 written.append(message)
-        removed = [m for m in before if m.get("message_uid") not in after_uids]
+        removed = sum(map(len, earlier.values()))
         summary_texts = [content_text(m) for m in written]
         self._engine_texts.update(summary_texts)
         request = view.request
@@ -676,8 +681,8 @@ class MeasureProbe:
                 "messages_after": len(after),
                 "messages_kept": kept,
                 "messages_rewritten": rewritten,
-                "messages_summarised": len(removed) if written else 0,
-                "messages_removed": 0 if written else len(removed),
+                "messages_summarised": removed if written else 0,
+                "messages_removed": 0 if written else removed,
                 "messages_written": len(written),
                 **{key: tallies[key] for key in _diff_keys()},
             }

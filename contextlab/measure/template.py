@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-from contextlab.engines.compressor.texts import parsed_file
+from contextlab.hermes_texts import parsed_file
 
 MIN_PIECE_CHARS = 12
 """Shorter literal pieces (``" ["``, ``"tokens"``) would cut ordinary words out of summaries."""

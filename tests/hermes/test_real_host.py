@@ -205,3 +205,50 @@ def test_the_differential_benchmark_lists_where_the_two_compressors_differ(herme
     # decides what the real 0.19.0 compressor decides and sends the same prompt tokens.
     assert int(old["decision_differs"].sum()) == 0 and (old["token_delta"] == 0).all()
     assert int(old["port_compressed"].sum()) == int(old["hermes_compressed"].sum()) >= 1
+
+
+def test_the_user_turn_a_compaction_keeps_is_the_real_hosts(hermes_python: Path) -> None:
+    """contextlab's guard (``contextlab.host.user_turn``) against the real host's
+    ``_ensure_compressed_has_user_turn`` on the cases its rules tell apart: a summary merged into the
+    newest ask, a role-flipped summary, scaffolding only, tool rows, a trailing todo snapshot."""
+    cases = run_python(
+        hermes_python,
+        """
+        import copy, json
+        from agent.conversation_compression import _ensure_compressed_has_user_turn
+        from contextlab import hermes_texts as t
+        from contextlab.host.user_turn import ensure_user_turn
+        summary = t.SUMMARY_PREFIX + " work so far\\n\\n" + t.END_MARKER
+        ask = {"role": "user", "content": "Fix the login bug", "message_uid": "u1"}
+        later = {"role": "user", "content": "and add a test", "message_uid": "u2"}
+        calls = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
+                 "function": {"name": "read", "arguments": "{}"}}]}
+        result = {"role": "tool", "tool_call_id": "c1", "content": "ok"}
+        reply = {"role": "assistant", "content": "done"}
+        todo = {"role": "user", "content": "[Your active task list was preserved across context compression]\\n- x",
+                "_todo_snapshot_synthetic": True}
+        merged = {"role": "user", "content": summary + "\\n\\n" + later["content"], "_compressed_summary": True}
+        flipped = {"role": "user", "content": summary, "_compressed_summary": True}
+        before = [ask, reply, later, calls, result]
+        cases = {
+            "merged into the newest ask": [merged, calls, result, reply],
+            "role-flipped summary first": [flipped, calls, result],
+            "summary then tool rows then reply": [flipped, calls, result, reply, calls, result],
+            "assistant summary only": [{"role": "assistant", "content": summary}],
+            "trailing todo snapshot": [{"role": "assistant", "content": summary}, todo],
+            "ask survives": [flipped, later, calls, result],
+            "no human anywhere": [{"role": "assistant", "content": summary}],
+        }
+        out = {}
+        for name, compacted in cases.items():
+            source = before if name != "no human anywhere" else [todo, reply]
+            theirs = copy.deepcopy(compacted)
+            _ensure_compressed_has_user_turn(copy.deepcopy(source), theirs)
+            ours = ensure_user_turn(copy.deepcopy(compacted), copy.deepcopy(source))
+            strip = lambda rows: [{k: v for k, v in m.items() if k != "_db_persisted"} for m in rows]
+            out[name] = [strip(theirs), strip(ours)]
+        print(json.dumps(out))
+        """,
+    )
+    for name, (theirs, ours) in cases.items():
+        assert ours == theirs, name

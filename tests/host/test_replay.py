@@ -334,10 +334,11 @@ def test_a_real_user_turn_survives_compaction() -> None:
 
     t = tool_conversation(3)
     result = run(DropUsers(threshold_tokens=10**9), t, manual_compactions={2: None})
-    # The engine kept only its summary; the host re-inserted the latest real user ask after it.
+    # The engine kept only its summary; the host re-inserted the latest real user ask before it
+    # (the first assistant row not preceded by a user row), as upstream places the anchor.
     assert result.compactions["messages_after"].tolist() == [2]
     row = result.trace[result.trace["compressed"]].iloc[0]
-    assert row["n_messages"] == 3  # system, summary, (re-inserted ask merged with this turn's user)
+    assert row["n_messages"] == 4  # system, re-inserted ask, summary, this turn's user
     assert result.summary["violations"] == 0
 
 

@@ -335,3 +335,15 @@ def test_clear_tool_uses_on_a_real_session_invents_no_identifier(shared_transcri
     summary = replay(path, "clear_tool_uses", context_length=64_000).summary
     assert summary["summaries_checked"] > 0
     assert summary["summary_unsupported_identifiers"] == 0
+
+
+@pytest.mark.parametrize(
+    ("dataset", "engine", "window"), [("coding-agent-short", "compressor", 8_000), ("support-agent", "summary", 64_000)]
+)
+def test_a_compaction_diff_accounts_for_every_earlier_row_once(dataset: str, engine: str, window: int) -> None:
+    """Each row of the history before a commit is kept, rewritten, summarised or removed, once: a
+    second row under one uid (the compressor's restated in-flight ask) is a row the commit wrote."""
+    diffs = replay(load_dataset(dataset), engine, context_length=window).frames["compaction_diff"]
+    assert len(diffs)
+    accounted = diffs[["messages_kept", "messages_rewritten", "messages_summarised", "messages_removed"]].sum(axis=1)
+    assert accounted.tolist() == diffs["messages_before"].tolist()

@@ -6,7 +6,7 @@ from typing import Any
 
 from contextlab import replay
 from contextlab.engine import Message
-from contextlab.engines.compressor.texts import SUMMARY_PREFIX
+from contextlab.hermes_texts import SUMMARY_PREFIX
 from contextlab.measure.faithfulness import check_summaries
 from contextlab.measure.template import host_texts, template_texts
 from contextlab.measure.text import identifiers

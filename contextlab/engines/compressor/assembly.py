@@ -1,15 +1,15 @@
 """Assembling the compacted list: head, summary (standalone or merged), tail, then sanitation
 (``host-contract.md`` §2d steps 4 and 7; upstream ``compress`` phase 4 and ``_sanitize_tool_pairs``).
 
-Every text comes from :mod:`.texts` (the host's bytes, with their upstream source).
+Every text comes from :mod:`contextlab.hermes_texts` (the host's bytes, with their upstream source).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from contextlab import hermes_texts as texts
 from contextlab.engine import Message
-from contextlab.engines.compressor import texts
 from contextlab.messages import content_text, tool_calls
 
 SUMMARY_PREFIX = texts.SUMMARY_PREFIX
@@ -31,13 +31,7 @@ _IMAGE_TYPES = ("image_url", "image", "input_image")
 # --------------------------------------------------------------------------- recognising handoffs
 
 
-def classify(text: str) -> str | None:
-    """``"standalone"``, ``"merged"`` or None, as upstream ``classify_summary_content``."""
-    body = text.lstrip()
-    if PRIOR_CLOSE in body:
-        after = body.split(PRIOR_CLOSE, 1)[1].lstrip()
-        return "merged" if after.startswith(HANDOFF_PREFIXES) else None
-    return "standalone" if body.startswith(HANDOFF_PREFIXES) else None
+classify = texts.classify_summary_content
 
 
 def is_handoff(message: Message) -> bool:

@@ -14,8 +14,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from contextlab import hermes_texts as texts
 from contextlab.engine import ContextEngine, Message, match_model_threshold
-from contextlab.engines.compressor import assembly, boundaries, budgets, inflight, lean, pruning, rules, texts
+from contextlab.engines.compressor import assembly, boundaries, budgets, inflight, lean, pruning, rules
 from contextlab.engines.compressor.antithrash import AntiThrash
 from contextlab.engines.compressor.micro import DEFAULT_DEFRAG_THRESHOLD_TOKENS, MicroCompactor
 from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest

@@ -5,8 +5,9 @@ onto the summary row when the list already ends on a visible user row."""
 
 from __future__ import annotations
 
+from contextlab import hermes_texts as texts
 from contextlab.engine import Message
-from contextlab.engines.compressor import assembly, texts
+from contextlab.engines.compressor import assembly
 from contextlab.messages import content_text
 
 MERGED_KEY = "_inflight_replay_merged"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
+from contextlab import hermes_texts as texts
 from contextlab.engine import Message
-from contextlab.engines.compressor import texts
 from contextlab.engines.compressor.tool_summary import is_stub
 from contextlab.engines.summarizers.redact import redact
 from contextlab.messages import content_text

@@ -20,8 +20,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from contextlab import hermes_texts as texts
 from contextlab.engine import Message
-from contextlab.engines.compressor import texts, tool_summary
+from contextlab.engines.compressor import tool_summary
 from contextlab.engines.compressor.budgets import BudgetEstimate, budget_estimator, message_budget_tokens
 from contextlab.engines.compressor.rules import NEWEST, HermesRules
 from contextlab.messages import content_text

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from contextlab.engines.compressor import texts
+from contextlab import hermes_texts as texts
 
 SKILL_VIEW_PRUNE_MIN_CHARS = 5_000
 

@@ -128,7 +128,7 @@ def test_standalone_summary_message_and_recognition() -> None:
 
 
 def test_every_historical_prefix_is_recognised_and_stripped() -> None:
-    from contextlab.engines.compressor import texts
+    from contextlab import hermes_texts as texts
 
     assert len(texts.HISTORICAL_PREFIXES) == 3
     for prefix in texts.HISTORICAL_PREFIXES:

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from contextlab.engines.compressor import CompressorEngine
 from contextlab.engines.compressor.assembly import is_handoff, unwrap_handoff
-from contextlab.engines.compressor.texts import INFLIGHT_HEADER
 from contextlab.engines.summarizers.extractive import SNAPSHOT_CHARS
 from contextlab.engines.tooltext import one_line
+from contextlab.hermes_texts import INFLIGHT_HEADER
 from contextlab.messages import content_text, validate_messages
 
 

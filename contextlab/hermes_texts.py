@@ -1,5 +1,8 @@
 """The host's texts (summary prefixes, markers, wrappers, notes), loaded from ``data/hermes_texts.yaml``.
 
+Shared by the built-in compressor and the host loop (which recognises handoffs and continuation
+markers when it checks that a compaction kept a real user turn).
+
 The bytes come from upstream, one entry per text with the repository, commit, path and symbol it was
 read from (see ``docs/compressor.md``). They are tokens in every later request, so code never
 re-types them: everything reads this module.
@@ -56,6 +59,8 @@ PRIOR_DELIMITER = text("merged_summary_delimiter")
 SYSTEM_NOTE = text("system_prompt_note")
 NO_USER_SENTINEL = text("no_user_task_sentinel")
 CONTINUATION_USER = (text("continuation_user_content"), text("legacy_continuation_user_content"))
+"""The host's continuation markers (current first): a user turn when no human one survived."""
+MAX_ITERATIONS_REQUEST = text("max_iterations_summary_request")
 DUPLICATE_OUTPUT = text("duplicate_tool_output")
 PRUNED_PLACEHOLDER = text("pruned_tool_placeholder")
 SCREENSHOT_REMOVED = text("screenshot_removed")
@@ -64,3 +69,13 @@ TOOL_CALL_REMOVED = text("tool_call_removed")
 ARG_TRUNCATED = text("arg_truncated_suffix")
 SKILL_PRUNED = text("skill_pruned_marker")
 INFLIGHT_HEADER = text("inflight_task_header")
+
+
+def classify_summary_content(text: str) -> str | None:
+    """``"standalone"`` (the text opens with a summary prefix of any generation), ``"merged"`` (a
+    prefix follows the merged-context delimiter) or None, as upstream ``classify_summary_content``."""
+    body = text.lstrip()
+    if PRIOR_DELIMITER in body:
+        after = body.split(PRIOR_DELIMITER, 1)[1].lstrip()
+        return "merged" if after.startswith(ALL_PREFIXES) else None
+    return "standalone" if body.startswith(ALL_PREFIXES) else None
