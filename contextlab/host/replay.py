@@ -247,7 +247,10 @@ class ReplayHost:
         for index in turn.lead_indices:
             self._tick(index)
             self._append([messages[index]])
-        if turn.user_index is not None:
+        if turn.user_index is not None and turn.steps:
+            # The turn-start gate prepares a request: a turn the recording ends on before any request
+            # (a final observation, a session cut short) sends none, so no pass runs for it and the
+            # compactions frame holds only passes some request followed (docs/host-loop.md).
             self._preflight()
         # The turn-start flush mints the user row's uid (a committed preflight already stamped all).
         stamp_identity(self.working.peek(), self.minter, start=min(start, len(self.working.peek())))

@@ -431,3 +431,14 @@ def test_deferral_skips_the_gates_only_while_the_estimate_is_not_anchored() -> N
     # ... while the deferring one waits until a response has anchored the estimate.
     assert deferring.compactions["request"].min() >= 1
     assert len(deferring.compactions) > 0
+
+
+def test_a_transcript_ending_on_a_user_message_runs_no_pass_after_its_last_request() -> None:
+    """The turn-start gate prepares a request; the recording's last user message (a final
+    observation, a session cut short) opens a turn that sends none, so nothing compacts for it."""
+    t = tool_conversation(6)
+    t.messages.append({"role": "user", "content": "final observation\n" + "diff line\n" * 20_000})
+    result = run(KeepLastEngine(threshold_tokens=900), t)
+    passes = result.compactions
+    assert len(passes) and passes["request"].max() < len(result.trace)
+    assert result.summary["compactions"] == int((passes["outcome"] == "committed").sum())
