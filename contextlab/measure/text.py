@@ -138,9 +138,16 @@ def identifiers(text: str) -> list[str]:
     if "`" in text:
         for match in _BACKTICKED.finditer(text):
             token = match.group(1).strip()
-            if len(token) >= MIN_IDENTIFIER_CHARS:
+            if len(token) >= MIN_IDENTIFIER_CHARS and not _plain_word(token):
                 found.setdefault(token, None)
     return list(found)
+
+
+def _plain_word(token: str) -> bool:
+    """A word of letters only, lower case, capitalised or all capitals (`state`, `Source`, `README`):
+    backticks around it name a field or a file, but as a retention anchor it stays in any context by
+    chance. A name with a capital inside (`getUser`, `ContextEngine`) or any other character is kept."""
+    return token.isalpha() and (token.isupper() or not any(map(str.isupper, token[1:])))
 
 
 def _ascii_identifiers(text: str) -> dict[str, None]:

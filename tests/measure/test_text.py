@@ -29,6 +29,10 @@ def test_identifiers_find_each_shape_once_in_order() -> None:
 
 def test_plain_words_and_short_tokens_are_not_identifiers() -> None:
     assert identifiers("the quick brown fox a.py #12 ok") == []
+    # Backticks around a plain word (any case) do not make it an anchor; a name with a capital
+    # inside, an underscore, a dot or a digit is one.
+    text = "set `state`, `Source` and `README`, then `getUser`, `ContextEngine`, `max_tokens`, `Makefile.am`"
+    assert identifiers(text) == ["getUser", "ContextEngine", "max_tokens", "Makefile.am"]
 
 
 def test_record_ids_codes_dates_and_uuids_are_identifiers() -> None:
