@@ -31,8 +31,9 @@ ItemOutcome = Literal["kept", "summarised", "removed"]
 DType = Literal["str", "int", "float", "bool"]
 """Logical column type (the Parquet writer maps it to an Arrow type)."""
 
-Unit = Literal["", "tokens", "messages", "count", "share", "usd", "s", "ms", "index", "flag"]
-"""What a value measures; ``share`` is a fraction in [0, 1], ``index`` a 0-based position."""
+Unit = Literal["", "tokens", "messages", "count", "share", "slope", "usd", "s", "ms", "index", "flag"]
+"""What a value measures; ``share`` is a fraction in [0, 1], ``slope`` a change per step (either sign),
+``index`` a 0-based position."""
 
 Source = Literal["host", "cache", "probe", "measure", "diagnostics", "bench"]
 """Who adds the column: the host replay, the prompt-cache observer, the retention probe (the
@@ -345,7 +346,12 @@ _DIAG_SUMMARY = _cols(
         ("diag.requests_between_compactions_min", "int", "count", "fewest requests between compactions"),
         ("diag.freed_share_mean", "float", "share", "mean share of tokens a compaction freed"),
         ("diag.freed_tokens_mean", "float", "tokens", "mean rough tokens a compaction freed"),
-        ("diag.freed_share_trend", "float", "share", "slope of the freed share over compactions"),
+        (
+            "diag.freed_share_trend",
+            "float",
+            "slope",
+            "least-squares slope of the freed share per compaction (below 0: each frees less)",
+        ),
         ("diag.passes_without_progress", "int", "count", "passes that did not shrink the history"),
         ("diag.attempt_cap_hits", "int", "count", "turns that used every compaction attempt"),
         ("diag.never_under_threshold", "bool", "flag", "once over the threshold, never under it again"),

@@ -58,6 +58,8 @@ _FEW_CANDIDATES = 32
 
 log = logging.getLogger(__name__)
 
+UNCHANGED = "the engine returned the history unchanged"
+"""The compactions frame's reason for a pass that changed nothing and said nothing of why."""
 PROGRESS_RATIO = 0.95
 """A pass made progress when it left fewer rows or under 95% of the tokens (the host's rule)."""
 COMPRESSION_TIMEOUT_EXIT = "context_compression_timeout"
@@ -738,7 +740,7 @@ class ReplayHost:
         outcome, reason, new = self._judge(result, before, rough_before)
         self._last_outcome = outcome
         self._row_invalid += outcome == "invalid"
-        reason = reason or engine_failure_note(self.engine)
+        reason = reason or engine_failure_note(self.engine) or (UNCHANGED if outcome == "noop" else None)
         rough_after = self._rough_request(new) if new is not None else rough_before
         self._record_pass(trigger, focus_topic, outcome, reason, before, new, rough_before, rough_after, result)
         if new is None:
@@ -777,7 +779,7 @@ class ReplayHost:
         if adopted == before:
             # Upstream rejects an unchanged transcript before the boundary: nothing is committed and
             # the re-arm latch stays down (docs/host-loop.md §Per-turn attempts).
-            return "noop", "the engine returned the history unchanged", None
+            return "noop", UNCHANGED, None
         new = ensure_user_turn(adopted, before)
         rough_after = self._rough_request(new)
         if rough_after > rough_before:

@@ -250,6 +250,7 @@ def test_noop_compress_changes_nothing() -> None:
     engine = BaseToy(threshold_tokens=500)  # always wants to compress, always returns its input
     result = run(engine)
     assert (result.compactions["outcome"] == "noop").all()
+    assert (result.compactions["reason"] == "the engine returned the history unchanged").all()  # never blank
     assert result.summary["compactions"] == 0
     assert result.summary["prefix_breaks"] == 0
     # One preflight pass per turn (a no-op ends its loop), then at most max_attempts gated passes.
