@@ -58,6 +58,12 @@ _FEW_CANDIDATES = 32
 
 log = logging.getLogger(__name__)
 
+AFTER_COMPACTION: tuple[tuple[str, object], ...] = (
+    ("last_compression_rough_tokens", None),  # None: the rough estimate of the compacted request
+    ("last_completion_tokens", 0),
+    ("awaiting_real_usage_after_compression", True),
+)
+"""Engine attributes the host sets after every committed compaction (besides ``last_prompt_tokens = -1``)."""
 UNCHANGED = "the engine returned the history unchanged"
 """The compactions frame's reason for a pass that changed nothing and said nothing of why."""
 PROGRESS_RATIO = 0.95
@@ -746,7 +752,7 @@ class ReplayHost:
         if new is None:
             return False
         self._commit(new, trigger)
-        self.engine.last_prompt_tokens = -1
+        self._engine_after_compaction(rough_after)
         self._awaiting_usage = True
         self._pending_verdict = self._made_progress()
         if self._session_hooks:
@@ -759,6 +765,33 @@ class ReplayHost:
                 conversation_id=self.transcript.transcript_id,
             )
         return True
+
+    def _engine_after_compaction(self, rough_after: int) -> None:
+        """What upstream's ``compress_context`` sets on the engine once a compaction is committed
+        (``agent/conversation_compression.py``, 0.19.0 and newer; docs/host-loop.md): no real usage
+        yet, and the rough size of the compacted request, which the compressor's preflight deferral
+        compares later estimates with. An engine that keeps these itself (the built-in port) gets
+        the same values; one that refuses an attribute (slots, a read-only property) is told once."""
+        engine = self.engine
+        engine.last_prompt_tokens = -1
+        settings: list[tuple[str, object]] = [(n, rough_after if v is None else v) for n, v in AFTER_COMPACTION]
+        # A pass the engine says made progress arms its effectiveness verdict: the engine's own
+        # ``record_completed_compaction`` (the compressor's, which also keeps its fallback streak),
+        # else the flag it reads at the next usage report.
+        if getattr(engine, "_last_compression_made_progress", False) is True:
+            record = getattr(type(engine), "record_completed_compaction", None)
+            if callable(record):
+                record(engine, used_fallback=bool(getattr(engine, "_last_summary_fallback_used", False)))
+            else:
+                settings.append(("_verify_compaction_cleared_threshold", True))
+        for name, value in settings:
+            try:
+                setattr(engine, name, value)
+            except AttributeError as error:
+                message = f"the host could not set {name} on the engine after a compaction: {error}"
+                if message not in self.warnings:
+                    log.warning(message)
+                    self.warnings.append(message)
 
     def _made_progress(self) -> bool:
         """Whether a committed pass may re-arm the per-turn attempts: the engine's own progress flag

@@ -252,3 +252,28 @@ def test_the_user_turn_a_compaction_keeps_is_the_real_hosts(hermes_python: Path)
     )
     for name, (theirs, ours) in cases.items():
         assert ours == theirs, name
+
+
+def test_a_real_session_compacts_as_the_real_host_compacts_it(
+    hermes_python: Path, shared_transcripts: Path, tmp_path: Path
+) -> None:
+    """A Claude Code session at 32K, where three compactions within one long tool loop barely free
+    anything: the real compressor's preflight deferral and anti-thrash verdict depend on what the
+    host sets on the engine after each commit (awaiting real usage, the compacted rough size, the
+    completed-boundary record). With them, the port under the 0.19.0 rules decides what the real
+    0.19.0 compressor decides, request by request, with the same prompt tokens."""
+    out = tmp_path / "diff.csv"
+    session = shared_transcripts / "claude-code" / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+    done = subprocess.run(
+        [str(hermes_python), "benchmarks/hermes_differential.py", str(session), "--context-length", "32000"]
+        + ["--rules", "0.19.0", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = pd.read_csv(out)
+    assert len(rows) == 157
+    assert int(rows["hermes_compressed"].sum()) >= 5  # the session does compact, several times
+    assert int(rows["decision_differs"].sum()) == 0 and (rows["token_delta"] == 0).all()

@@ -443,3 +443,46 @@ def test_a_transcript_ending_on_a_user_message_runs_no_pass_after_its_last_reque
     passes = result.compactions
     assert len(passes) and passes["request"].max() < len(result.trace)
     assert result.summary["compactions"] == int((passes["outcome"] == "committed").sum())
+
+
+def test_after_a_commit_the_host_sets_what_upstream_sets_on_the_engine() -> None:
+    """Upstream's compress_context, after a committed compaction: no real usage yet, the compacted
+    request's rough size, and (for a pass the engine says made progress) its completed-boundary
+    record; an engine that cannot take an attribute gets a warning, not a crash."""
+
+    class Recording(KeepLastEngine):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.records: list[bool] = []
+            self.seen: list[tuple[Any, ...]] = []
+
+        def compress(self, messages: list[dict[str, Any]], *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+            self._last_compression_made_progress = True
+            self._last_summary_fallback_used = False
+            return super().compress(messages, *args, **kwargs)
+
+        def record_completed_compaction(self, *, used_fallback: bool = False) -> None:
+            self.records.append(used_fallback)
+
+        def update_from_response(self, usage: dict[str, Any]) -> None:
+            self.seen.append((getattr(self, "awaiting_real_usage_after_compression", None), self.last_prompt_tokens))
+            self.awaiting_real_usage_after_compression = False
+            super().update_from_response(usage)
+
+    result = run(Recording(threshold_tokens=900))
+    engine = result.engine
+    committed = result.compactions[result.compactions["outcome"] == "committed"]
+    assert len(committed) >= 2 and len(engine.records) == len(committed) and not any(engine.records)
+    assert engine.last_compression_rough_tokens == int(committed["tokens_after"].iloc[-1])
+    assert engine.last_completion_tokens >= 0
+    # The first usage report after each commit finds the engine waiting for it, its prompt count parked.
+    assert sum(1 for awaiting, last in engine.seen if awaiting is True and last == -1) == len(committed)
+
+    class Slotted(KeepLastEngine):
+        @property
+        def awaiting_real_usage_after_compression(self) -> bool:
+            return False
+
+    slotted = run(Slotted(threshold_tokens=900))
+    assert (slotted.compactions["outcome"] == "committed").any()
+    assert sum("could not set awaiting_real_usage_after_compression" in w for w in slotted.warnings) == 1
