@@ -264,9 +264,9 @@ def test_a_real_session_compacts_as_the_real_host_compacts_it(
     0.19.0 compressor decides, request by request, with the same prompt tokens."""
     out = tmp_path / "diff.csv"
     session = shared_transcripts / "claude-code" / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+    args = ["--context-length", "32000", "--rules", "0.19.0", "--out", str(out)]
     done = subprocess.run(
-        [str(hermes_python), "benchmarks/hermes_differential.py", str(session), "--context-length", "32000"]
-        + ["--rules", "0.19.0", "--out", str(out)],
+        [str(hermes_python), "benchmarks/hermes_differential.py", str(session), *args],
         cwd=REPO,
         capture_output=True,
         text=True,

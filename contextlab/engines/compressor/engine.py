@@ -426,7 +426,7 @@ class CompressorEngine(ContextEngine):
 
         before = self._rough.messages(messages)
         after = self._rough.messages(out)
-        if after > before:
+        if after > before and self.rules.refuse_growth_in_pass:
             # Upstream's compaction wrapper refuses a result that would grow the transcript and
             # records one ineffective strike (``record_rejected_compaction``); nothing is committed.
             self.compression_count -= 1
@@ -439,7 +439,8 @@ class CompressorEngine(ContextEngine):
         self.last_savings_percent = 100.0 * (before - after) / before if before else 0.0
         self._compression_rough_baseline = after
         self._verify_compaction_cleared_threshold = True
-        self.awaiting_real_usage_after_compression = True
+        # ``awaiting_real_usage_after_compression`` is the host's to set, once it commits the result
+        # (upstream's compress_context; a result the host refuses leaves it as it was).
         self._last_compression_made_progress = True
         self.micro.after_compaction()  # its marker holds more than the rolling summary
         return out

@@ -62,6 +62,10 @@ class HermesRules:
     skill_rules: bool
     """A pruned large ``skill_view`` body carries the skill-pruning marker; recently loaded skill
     bodies are spared by the pruning passes."""
+    refuse_growth_in_pass: bool
+    """A result that would grow the transcript is refused inside the pass: the summary state rolls
+    back and one ineffective strike is recorded. 0.19.0 has no growth guard: the pass returns it,
+    keeping its new summary and count (the replay host's guard then refuses it)."""
 
 
 NEWEST = HermesRules(
@@ -81,6 +85,7 @@ NEWEST = HermesRules(
     visible_role_placement=True,
     inflight_restatement=True,
     skill_rules=True,
+    refuse_growth_in_pass=True,
 )
 
 V0_19_0 = HermesRules(
@@ -100,6 +105,7 @@ V0_19_0 = HermesRules(
     visible_role_placement=False,
     inflight_restatement=False,
     skill_rules=False,
+    refuse_growth_in_pass=False,
 )
 
 RULESETS: dict[str, HermesRules] = {"newest": NEWEST, "0.19.0": V0_19_0}

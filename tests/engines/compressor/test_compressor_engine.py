@@ -84,16 +84,23 @@ def test_too_small_is_a_strike_in_0_19_0() -> None:
     assert e.thrash.ineffective == 1 and e.compression_count == 0
 
 
-def test_empty_window_is_a_strike_returning_the_pruned_list_in_0_19_0() -> None:
-    """Head and tool rows only: the cut passes the end of the list (upstream's forward alignment),
-    so ``has_content_to_compress`` says yes, but the window is empty: a no-op strike (0.19.0)."""
-    e = engine(protect_first_n=2, hermes_rules="0.19.0")
+def test_a_growing_result_is_returned_in_0_19_0_and_left_to_the_host() -> None:
+    """Head and tool rows only. 0.19.0 has no growth guard in the pass: it summarises the tool rows,
+    keeps its new summary and count, and returns the longer list, which the replay host's guard
+    refuses (the real 0.19.0 compressor raises on this input, and its host discards that too). The
+    newest rules find the window empty and back off without a strike."""
     calls = [call(f"c{i}", "read_file", path=f"f{i}") for i in range(5)]
     history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls}]
     history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(5)]
-    assert e.has_content_to_compress(history)
-    assert e.compress(history) == history
-    assert e.thrash.ineffective == 1 and e.compression_count == 0
+    old = engine(protect_first_n=2, hermes_rules="0.19.0")
+    assert old.has_content_to_compress(history)
+    out = old.compress(history)
+    assert old._rough.messages(out) > old._rough.messages(history)
+    assert old.compression_count == 1 and old.thrash.ineffective == 0
+    assert not old.awaiting_real_usage_after_compression  # the host sets it once it commits a pass
+    newest = engine(protect_first_n=2)
+    assert newest.compress(history) is history
+    assert newest.compression_count == 0 and newest.thrash.structural_until > 0
 
 
 def test_first_compaction_keeps_head_and_is_valid() -> None:
@@ -292,6 +299,8 @@ def test_preflight_deferral() -> None:
     assert not e.should_defer_preflight_to_real_usage(100_000)  # below threshold
     assert not e.should_defer_preflight_to_real_usage(160_000)  # no real usage yet
     e.compress(conversation(40, 4_000))
+    assert not e.should_defer_preflight_to_real_usage(160_000)  # a pass alone is not a commit
+    e.awaiting_real_usage_after_compression = True  # what the host sets once it commits the pass
     assert e.should_defer_preflight_to_real_usage(160_000)  # awaiting usage after a compaction: one defer
     e.note_request_rough_estimate(60_000)
     e.update_from_response({"prompt_tokens": 60_000, "completion_tokens": 10})
