@@ -193,6 +193,8 @@ def test_other_failure_falls_back_and_cools_down_60s(stub: StubServer, tmp_path:
     with clock.using(clock.VirtualClock(5_000.0)):
         stub.script.append(("status", 500, {"message": "boom"}))
         out = engine.compress(conversation(30, 4000))
+        # The host records the committed pass (upstream's compress_context): the fallback counts then.
+        engine.record_completed_compaction(used_fallback=engine._last_summary_fallback_used)
         assert "## Completed Actions" in summary_of(out)
         assert engine.should_compress_info(10**9)[1] == "cooldown:60"
         assert engine.thrash.fallback_streak == 1

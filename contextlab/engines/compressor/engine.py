@@ -156,6 +156,7 @@ class CompressorEngine(ContextEngine):
         self._model_key: tuple[str, str, str, str] | None = None
         self._last_compress_aborted = False
         self._last_fallback_used = False
+        self._last_summary_fallback_used = False  # upstream's name, read by the host after a commit
         self.last_failure: SummaryFailure | None = None
         self.last_savings_percent = 0.0
         self._last_compression_made_progress = False
@@ -343,6 +344,7 @@ class CompressorEngine(ContextEngine):
         """
         self._last_compress_aborted = False
         self._last_fallback_used = False
+        self._last_summary_fallback_used = False
         self._last_compression_made_progress = False
         self.last_failure = None
         if force:
@@ -433,17 +435,24 @@ class CompressorEngine(ContextEngine):
             self._previous_summary = rollback
             self.thrash.strike()
             return messages
-        self.thrash.fallback_streak = self.thrash.fallback_streak + 1 if self._last_fallback_used else 0
         self.thrash.clear_structural()  # a completed boundary proves compressibility
         self._prune_rearm_tokens = 0  # a compaction restarts the proactive-prune runway
         self.last_savings_percent = 100.0 * (before - after) / before if before else 0.0
         self._compression_rough_baseline = after
-        self._verify_compaction_cleared_threshold = True
-        # ``awaiting_real_usage_after_compression`` is the host's to set, once it commits the result
-        # (upstream's compress_context; a result the host refuses leaves it as it was).
+        # The effectiveness verdict, the fallback streak (``record_completed_compaction``) and
+        # ``awaiting_real_usage_after_compression`` are the host's to arm once it commits the result
+        # (upstream's compress_context): a result the host refuses leaves them as they were.
+        self._last_summary_fallback_used = self._last_fallback_used
         self._last_compression_made_progress = True
         self.micro.after_compaction()  # its marker holds more than the rolling summary
         return out
+
+    def record_completed_compaction(self, *, used_fallback: bool = False) -> None:
+        """The host committed this engine's pass (upstream's ``record_completed_compaction``, which
+        ``compress_context`` calls after a pass that made progress): judge it at the next usage
+        report, and count a fallback summary towards the fallback streak."""
+        self._verify_compaction_cleared_threshold = True
+        self.thrash.fallback_streak = self.thrash.fallback_streak + 1 if used_fallback else 0
 
     def micro_compact_after_turn(self, messages: list[Message]) -> list[Message]:
         """Upstream ``_micro_compact``: the host calls it after each completed turn; a no-op (the same

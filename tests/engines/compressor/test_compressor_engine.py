@@ -32,6 +32,16 @@ def engine(**kwargs: object) -> CompressorEngine:
     return e
 
 
+def committed(e: CompressorEngine, messages: list[dict[str, object]]) -> list[dict[str, object]]:
+    """One pass the host commits: ``compress``, then what upstream's ``compress_context`` records on
+    the engine afterwards (the completed-boundary record, awaiting real usage)."""
+    out = e.compress(messages)  # type: ignore[arg-type]
+    if e._last_compression_made_progress:
+        e.record_completed_compaction(used_fallback=e._last_summary_fallback_used)
+        e.awaiting_real_usage_after_compression = True
+    return out  # type: ignore[return-value]
+
+
 def handoff_text(messages: list[dict[str, object]]) -> str:
     (text,) = [str(m["content"]) for m in messages if is_handoff(m)]
     return text
@@ -189,10 +199,10 @@ def test_orphaned_tool_calls_stripped_in_many_shapes() -> None:
 
 def test_anti_thrash_strikes_from_real_usage() -> None:
     e = engine()
-    e.compress(conversation(40, 4_000))
+    committed(e, conversation(40, 4_000))
     e.update_from_response({"prompt_tokens": 160_000, "completion_tokens": 10})  # still over: strike 1
     assert e.thrash.ineffective == 1 and e.should_compress(160_000)
-    e.compress(conversation(40, 4_000))
+    committed(e, conversation(40, 4_000))
     e.update_from_response({"prompt_tokens": 155_000, "completion_tokens": 10})  # strike 2: blocked
     assert e.should_compress_info(155_000) == (False, "ineffective")
     assert e.should_compress_info(100) == (False, None)
@@ -260,13 +270,15 @@ def test_fallback_summary_and_streak_block() -> None:
     with clock.using(clock.VirtualClock(10_000.0)) as vc:
         e = engine(summarizer=Failing(FailureKind.OTHER))
         out = e.compress(conversation(40, 4_000))
+        assert e._last_summary_fallback_used and e.thrash.fallback_streak == 0  # counted once committed
+        e.record_completed_compaction(used_fallback=True)  # what the host does with it
         text = handoff_text(out)
         assert "## Completed Actions" in text and len(text) <= 8_000 + 600
         assert e._last_fallback_used and e.thrash.fallback_streak == 1
         assert e.should_compress_info(10**6) == (False, "cooldown:60")
         vc.advance(60)
         assert e.should_compress(10**6)
-        e.compress(conversation(40, 4_000))
+        committed(e, conversation(40, 4_000))
         vc.advance(60)
         assert e.should_compress_info(10**6) == (False, "ineffective")  # two fallbacks in a row
 
