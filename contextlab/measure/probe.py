@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from contextlab import schema
+from contextlab import hermes_texts, schema
 from contextlab.engine import Message
 from contextlab.host.observers import RequestView
 from contextlab.measure.faithfulness import FaithfulnessMemo, check_summaries
@@ -35,6 +35,8 @@ from contextlab.measure.text import message_payload
 from contextlab.messages import content_text, row_call_ids
 from contextlab.transcripts.model import Transcript
 
+SUMMARY_KEY = "_compressed_summary"
+"""The host's flag on a row that carries a compaction summary (standalone or merged into the row)."""
 FACT_COLUMNS = schema.names(schema.PROBE_TRACE)
 """The original retention columns (unchanged names and meaning; declared in :mod:`contextlab.schema`)."""
 MEMO_ROWS = 50_000
@@ -627,6 +629,7 @@ class MeasureProbe:
         for message in before:
             earlier.setdefault(message.get("message_uid"), deque()).append(message)
         written: list[Message] = []
+        merged: list[str] = []  # summaries merged into a row the history had (it keeps its uid)
         kept = rewritten = 0
         for message in after:
             same_uid = earlier.get(message.get("message_uid"))
@@ -636,10 +639,13 @@ class MeasureProbe:
                     kept += 1
                 else:
                     rewritten += 1
+                    summary = merged_summary(old, message)
+                    if summary is not None:
+                        merged.append(summary)
             elif content_text(message) not in appended_texts:
                 written.append(message)
         removed = sum(map(len, earlier.values()))
-        summary_texts = [content_text(m) for m in written]
+        summary_texts = [content_text(m) for m in written] + merged
         self._engine_texts.update(summary_texts)
         request = view.request
         counts = self._counts
@@ -681,13 +687,13 @@ class MeasureProbe:
                 "messages_after": len(after),
                 "messages_kept": kept,
                 "messages_rewritten": rewritten,
-                "messages_summarised": removed if written else 0,
-                "messages_removed": 0 if written else removed,
+                "messages_summarised": removed if summary_texts else 0,
+                "messages_removed": 0 if summary_texts else removed,
                 "messages_written": len(written),
                 **{key: tallies[key] for key in _diff_keys()},
             }
         )
-        if written:
+        if summary_texts:
             source = self._source_rows(before, range(self._previous_index, max(self._previous_index, ti)))
             if self._template is None:
                 self._template = template_texts(self._engine)
@@ -697,7 +703,7 @@ class MeasureProbe:
             result = check_summaries(
                 summary_texts, source, memo=self._faith_memo, template=self._template, index=self._scans
             )
-            self._faith["summaries_checked"] += len(written)
+            self._faith["summaries_checked"] += len(summary_texts)
             self._faith["summary_identifiers"] += result.identifiers
             self._faith["summary_unsupported_identifiers"] += len(result.unsupported)
             self._faith["summary_status_upgrades"] += len(result.upgrades)
@@ -902,3 +908,18 @@ def _call_ids(rows: Iterable[Message]) -> Iterator[str]:
         answers, calls = row_call_ids(row)
         yield from answers
         yield from filter(None, calls)
+
+
+def merged_summary(old: Message, new: Message) -> str | None:
+    """The summary a compaction merged into a row the history had, or None. A row that carries the
+    host's summary flag now (``_compressed_summary``) and did not before holds the summary beside its
+    own text: after the merged-context delimiter (the summary follows the row's words), else up to
+    the end marker (the summary opens the row), else the whole row."""
+    if not new.get(SUMMARY_KEY) or old.get(SUMMARY_KEY):
+        return None
+    text = content_text(new)
+    if hermes_texts.PRIOR_DELIMITER in text:
+        return text.split(hermes_texts.PRIOR_DELIMITER, 1)[1]
+    if hermes_texts.END_MARKER in text:
+        return text.split(hermes_texts.END_MARKER, 1)[0]
+    return text

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from contextlab import load_dataset, replay
+from contextlab import hermes_texts, load_dataset, replay
 from contextlab.cache.observer import CacheObserver
 from contextlab.engine import Message
 from contextlab.examples import tool_conversation
@@ -347,3 +347,31 @@ def test_a_compaction_diff_accounts_for_every_earlier_row_once(dataset: str, eng
     assert len(diffs)
     accounted = diffs[["messages_kept", "messages_rewritten", "messages_summarised", "messages_removed"]].sum(axis=1)
     assert accounted.tolist() == diffs["messages_before"].tolist()
+
+
+class MergingEngine(KeepLastEngine):
+    """Keeps the last messages and merges its summary into the first kept row, as the compressor
+    does on a role collision: the row keeps its uid and gains the host's summary flag."""
+
+    def compress(self, messages: list[Message], *args: Any, **kwargs: Any) -> list[Message]:
+        kept = super().compress(messages, *args, **kwargs)
+        if kept is messages:
+            return messages
+        first = kept[1]
+        summary = f"{hermes_texts.SUMMARY_PREFIX} Commit cafebabe123 merged.\n\n{hermes_texts.END_MARKER}"
+        own = f"{hermes_texts.PRIOR_HEADER}\n{first['content']}"
+        content = f"{own}\n\n{hermes_texts.PRIOR_DELIMITER}\n\n{summary}"
+        merged = {**first, "content": content, "_compressed_summary": True}
+        return [merged, *kept[2:]]  # the toy's own standalone summary row (kept[0]) is left out
+
+
+def test_a_summary_merged_into_a_kept_row_is_diffed_and_checked_as_a_summary() -> None:
+    """The merged row keeps its uid (a rewrite), but its summary part is what the commit wrote: the
+    rows it replaced are summarised, and the faithfulness check reads it (the invented commit)."""
+    result = replay(planted(), MergingEngine(threshold_tokens=900, keep=4))
+    diffs = result.frames["compaction_diff"]
+    assert len(diffs) and (diffs["messages_written"] == 0).all() and (diffs["messages_rewritten"] >= 1).all()
+    assert (diffs["messages_summarised"] > 0).all() and (diffs["messages_removed"] == 0).all()
+    assert result.summary["summaries_checked"] == len(diffs)
+    findings = result.frames["faithfulness"]
+    assert "cafebabe123" in set(findings.loc[findings["finding"] == "unsupported_identifier", "text"])
