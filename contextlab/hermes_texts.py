@@ -69,6 +69,8 @@ TOOL_CALL_REMOVED = text("tool_call_removed")
 ARG_TRUNCATED = text("arg_truncated_suffix")
 SKILL_PRUNED = text("skill_pruned_marker")
 INFLIGHT_HEADER = text("inflight_task_header")
+SUMMARY_KEY = "_compressed_summary"
+"""The host's metadata flag on a row that carries a compaction summary (standalone or merged into it)."""
 
 
 def classify_summary_content(text: str) -> str | None:

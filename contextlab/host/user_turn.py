@@ -17,7 +17,7 @@ from contextlab import hermes_texts
 from contextlab.engine import Message
 from contextlab.messages import clone_messages
 
-SUMMARY_KEY = "_compressed_summary"
+SUMMARY_KEY = hermes_texts.SUMMARY_KEY
 INFLIGHT_MERGED_KEY = "_inflight_replay_merged"
 """A summary row the in-flight ask was restated onto: the ask survives in it."""
 SYNTHETIC_FLAGS = (

@@ -35,8 +35,7 @@ from contextlab.measure.text import message_payload
 from contextlab.messages import content_text, row_call_ids
 from contextlab.transcripts.model import Transcript
 
-SUMMARY_KEY = "_compressed_summary"
-"""The host's flag on a row that carries a compaction summary (standalone or merged into the row)."""
+SUMMARY_KEY = hermes_texts.SUMMARY_KEY
 FACT_COLUMNS = schema.names(schema.PROBE_TRACE)
 """The original retention columns (unchanged names and meaning; declared in :mod:`contextlab.schema`)."""
 MEMO_ROWS = 50_000

@@ -21,7 +21,7 @@ PRIOR_CLOSE = texts.PRIOR_DELIMITER
 SYSTEM_NOTE = texts.SYSTEM_NOTE
 TOOL_CALL_REMOVED = texts.TOOL_CALL_REMOVED
 IMAGE_STRIPPED = texts.IMAGE_STRIPPED
-SUMMARY_KEY = "_compressed_summary"
+SUMMARY_KEY = texts.SUMMARY_KEY
 HAS_USER_KEY = "_compressed_summary_has_user_turn"
 TAIL_KEY = "_compaction_tail"
 """Newer upstream tags every carried-forward tail row with it; never sent, but the rough estimator counts it."""
