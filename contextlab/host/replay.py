@@ -58,12 +58,6 @@ _FEW_CANDIDATES = 32
 
 log = logging.getLogger(__name__)
 
-AFTER_COMPACTION: tuple[tuple[str, object], ...] = (
-    ("last_compression_rough_tokens", None),  # None: the rough estimate of the compacted request
-    ("last_completion_tokens", 0),
-    ("awaiting_real_usage_after_compression", True),
-)
-"""Engine attributes the host sets after every committed compaction (besides ``last_prompt_tokens = -1``)."""
 UNCHANGED = "the engine returned the history unchanged"
 """The compactions frame's reason for a pass that changed nothing and said nothing of why."""
 PROGRESS_RATIO = 0.95
@@ -774,7 +768,11 @@ class ReplayHost:
         the same values; one that refuses an attribute (slots, a read-only property) is told once."""
         engine = self.engine
         engine.last_prompt_tokens = -1
-        settings: list[tuple[str, object]] = [(n, rough_after if v is None else v) for n, v in AFTER_COMPACTION]
+        settings: list[tuple[str, object]] = [
+            ("last_compression_rough_tokens", rough_after),
+            ("last_completion_tokens", 0),
+            ("awaiting_real_usage_after_compression", True),
+        ]
         # A pass the engine says made progress arms its effectiveness verdict: the engine's own
         # ``record_completed_compaction`` (the compressor's, which also keeps its fallback streak),
         # else the flag it reads at the next usage report.

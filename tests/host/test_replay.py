@@ -474,7 +474,6 @@ def test_after_a_commit_the_host_sets_what_upstream_sets_on_the_engine() -> None
     committed = result.compactions[result.compactions["outcome"] == "committed"]
     assert len(committed) >= 2 and len(engine.records) == len(committed) and not any(engine.records)
     assert engine.last_compression_rough_tokens == int(committed["tokens_after"].iloc[-1])
-    assert engine.last_completion_tokens >= 0
     # The first usage report after each commit finds the engine waiting for it, its prompt count parked.
     assert sum(1 for awaiting, last in engine.seen if awaiting is True and last == -1) == len(committed)
 
