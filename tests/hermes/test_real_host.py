@@ -277,3 +277,51 @@ def test_a_real_session_compacts_as_the_real_host_compacts_it(
     assert len(rows) == 157
     assert int(rows["hermes_compressed"].sum()) >= 5  # the session does compact, several times
     assert int(rows["decision_differs"].sum()) == 0 and (rows["token_delta"] == 0).all()
+
+
+def test_the_preflight_deferral_is_the_real_compressors(hermes_python: Path) -> None:
+    """The port's deferral state (``should_defer_preflight_to_real_usage`` and the two rough baselines
+    ``update_from_response`` and the host keep) against the real 0.19.0 compressor's, on seeded
+    random sequences of host events around the threshold: a committed compaction (what the host sets
+    on the engine), a provider usage report, and a rough preflight estimate. Every answer and both
+    baselines must agree after every event."""
+    found = run_python(
+        hermes_python,
+        """
+        import json, random
+        from contextlab.engines.hermes_compressor import hermes_compressor_class
+        from contextlab.plugins import load_engine
+        window = 64_000
+        theirs = hermes_compressor_class()(context_length=window)
+        ours = load_engine("compressor", {"context_length": window, "hermes_rules": "0.19.0"})
+        assert theirs.threshold_tokens == ours.threshold_tokens, (theirs.threshold_tokens, ours.threshold_tokens)
+        threshold = ours.threshold_tokens
+        rng = random.Random(20261204)
+        log, kinds = [], set()
+        for step in range(3_000):
+            near = threshold + rng.randint(-9_000, 9_000)
+            event = rng.choice(["commit", "usage", "usage", "defer", "defer", "defer"])
+            answers = []
+            for engine in (theirs, ours):
+                if event == "commit":  # upstream's compress_context after a committed pass
+                    engine.last_compression_rough_tokens = near
+                    engine.last_prompt_tokens = -1
+                    engine.last_completion_tokens = 0
+                    engine.awaiting_real_usage_after_compression = True
+                    answers.append(None)
+                elif event == "usage":
+                    engine.update_from_response({"prompt_tokens": near - 4_000, "completion_tokens": 10})
+                    answers.append(None)
+                else:
+                    answers.append(engine.should_defer_preflight_to_real_usage(near))
+                answers.append([engine.last_rough_tokens_when_real_prompt_fit, engine.last_compression_rough_tokens,
+                                engine.awaiting_real_usage_after_compression, engine.last_real_prompt_tokens])
+            if event == "defer":
+                kinds.add(answers[0])
+            if answers[:2] != answers[2:]:
+                log.append([step, event, near, answers])
+        print(json.dumps({"differ": log[:5], "count": len(log), "kinds": sorted(kinds)}))
+        """,
+    )
+    assert found["kinds"] == [False, True]  # the sequences reach both answers
+    assert found["count"] == 0, found["differ"]

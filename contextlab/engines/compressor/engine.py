@@ -150,9 +150,11 @@ class CompressorEngine(ContextEngine):
         self._rough = RoughCounter()
         self._verify_compaction_cleared_threshold = False
         self._previous_summary: str | None = None
-        self._fit_rough_baseline = 0
-        self._compression_rough_baseline = 0
-        self._last_request_rough = 0
+        # The preflight deferral's two rough baselines, under upstream's names: the rough size of the
+        # compacted request (set by the host once it commits a compaction) and of the last request
+        # the provider proved fit under the threshold.
+        self.last_compression_rough_tokens = 0
+        self.last_rough_tokens_when_real_prompt_fit = 0
         self._model_key: tuple[str, str, str, str] | None = None
         self._last_compress_aborted = False
         self._last_fallback_used = False
@@ -207,8 +209,8 @@ class CompressorEngine(ContextEngine):
         self.last_completion_tokens = 0
         self.last_total_tokens = 0
         self.last_real_prompt_tokens = 0
-        self._fit_rough_baseline = 0
-        self._compression_rough_baseline = 0
+        self.last_rough_tokens_when_real_prompt_fit = 0
+        self.last_compression_rough_tokens = 0
         self.awaiting_real_usage_after_compression = False
         self.thrash.reset_strikes()
         self._prune_rearm_tokens = 0  # the runway was measured against the previous trigger
@@ -231,8 +233,13 @@ class CompressorEngine(ContextEngine):
         if prompt > 0:
             self.last_real_prompt_tokens = prompt
             if prompt < self.threshold_tokens:
+                # The first fitting reading after a commit proves the compacted request fits: its
+                # rough size becomes the baseline later estimates are compared with.
+                if self.awaiting_real_usage_after_compression and self.last_compression_rough_tokens > 0:
+                    self.last_rough_tokens_when_real_prompt_fit = self.last_compression_rough_tokens
                 self.thrash.reset_strikes()
-                self._fit_rough_baseline = self._last_request_rough or self._compression_rough_baseline
+            else:
+                self.last_rough_tokens_when_real_prompt_fit = 0  # a reading over the line breaks the ratchet
             if self._verify_compaction_cleared_threshold:
                 if prompt >= self.threshold_tokens:
                     self.thrash.strike()
@@ -252,14 +259,9 @@ class CompressorEngine(ContextEngine):
         reason = self.thrash.blocked_reason()
         return (reason is None), reason
 
-    def note_request_rough_estimate(self, rough_tokens: int) -> None:
-        """The host reports each request's rough size (used as the deferral baseline)."""
-        self._last_request_rough = int(rough_tokens)
-
     def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
         """Skip a noisy rough estimate and wait for real usage (``host-contract.md`` §2c)."""
         rough = int(rough_tokens)
-        self._last_request_rough = rough
         if rough < self.threshold_tokens:
             return False
         if self.awaiting_real_usage_after_compression:
@@ -267,10 +269,14 @@ class CompressorEngine(ContextEngine):
         real = self.last_real_prompt_tokens
         if real <= 0 or real >= self.threshold_tokens:
             return False
-        baseline = self._fit_rough_baseline or self._compression_rough_baseline
+        baseline = self.last_rough_tokens_when_real_prompt_fit or self.last_compression_rough_tokens
         if baseline <= 0:
             return False
-        return rough - baseline <= max(DEFER_MIN_GROWTH, int(DEFER_GROWTH_FRACTION * self.threshold_tokens))
+        if rough - baseline > max(DEFER_MIN_GROWTH, int(DEFER_GROWTH_FRACTION * self.threshold_tokens)):
+            return False
+        # A deferred estimate ratchets the baseline up: the next one is compared with this one.
+        self.last_rough_tokens_when_real_prompt_fit = max(baseline, rough)
+        return True
 
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         super().on_session_start(session_id, **kwargs)
@@ -281,8 +287,11 @@ class CompressorEngine(ContextEngine):
         self._prune_rearm_tokens = 0
         self._previous_summary = None
         self._verify_compaction_cleared_threshold = False
+        self._last_compression_made_progress = False
         self.awaiting_real_usage_after_compression = False
         self.last_real_prompt_tokens = 0
+        self.last_compression_rough_tokens = 0
+        self.last_rough_tokens_when_real_prompt_fit = 0
         self.thrash.clear()
         self.micro.reset()
 
@@ -438,7 +447,6 @@ class CompressorEngine(ContextEngine):
         self.thrash.clear_structural()  # a completed boundary proves compressibility
         self._prune_rearm_tokens = 0  # a compaction restarts the proactive-prune runway
         self.last_savings_percent = 100.0 * (before - after) / before if before else 0.0
-        self._compression_rough_baseline = after
         # The effectiveness verdict, the fallback streak (``record_completed_compaction``) and
         # ``awaiting_real_usage_after_compression`` are the host's to arm once it commits the result
         # (upstream's compress_context): a result the host refuses leaves them as they were.

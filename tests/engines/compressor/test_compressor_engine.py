@@ -307,22 +307,34 @@ def test_auto_focus_is_passed_when_no_focus_topic() -> None:
 
 
 def test_preflight_deferral() -> None:
+    """Upstream's deferral (``0000416b`` = 0.19.0): one defer while awaiting usage after a commit,
+    then a baseline the first fitting reading takes from the compacted request's rough size, ratcheted
+    by each deferred estimate and broken by a reading over the threshold."""
     e = engine()
+    assert e.threshold_tokens == 150_000
     assert not e.should_defer_preflight_to_real_usage(100_000)  # below threshold
     assert not e.should_defer_preflight_to_real_usage(160_000)  # no real usage yet
     e.compress(conversation(40, 4_000))
     assert not e.should_defer_preflight_to_real_usage(160_000)  # a pass alone is not a commit
-    e.awaiting_real_usage_after_compression = True  # what the host sets once it commits the pass
-    assert e.should_defer_preflight_to_real_usage(160_000)  # awaiting usage after a compaction: one defer
-    e.note_request_rough_estimate(60_000)
+    # What the host sets once it commits the pass: the compacted request's rough size, awaiting usage.
+    e.last_compression_rough_tokens, e.awaiting_real_usage_after_compression = 152_000, True
+    assert e.should_defer_preflight_to_real_usage(170_000)  # awaiting usage after a compaction: one defer
     e.update_from_response({"prompt_tokens": 60_000, "completion_tokens": 10})
-    assert not e.should_defer_preflight_to_real_usage(170_000)  # grew by far more than max(4096, 5%)
-    assert e.should_defer_preflight_to_real_usage(150_000) is False  # rough − baseline = 90,000
+    assert e.last_rough_tokens_when_real_prompt_fit == 152_000  # the compacted request proved to fit
+    assert not e.should_defer_preflight_to_real_usage(170_000)  # grew by 18,000 > max(4096, 7,500)
+    assert e.should_defer_preflight_to_real_usage(158_000)  # within 7,500 of the fit baseline
+    assert e.last_rough_tokens_when_real_prompt_fit == 158_000  # ratcheted to the deferred estimate
+    assert e.should_defer_preflight_to_real_usage(165_000)  # within 7,500 of the ratcheted baseline
     e.update_from_response({"prompt_tokens": 140_000, "completion_tokens": 10})
-    e._fit_rough_baseline = 148_000
-    assert e.should_defer_preflight_to_real_usage(150_000)  # within 7,500 (5% of 150,000) of the fit
+    assert e.last_rough_tokens_when_real_prompt_fit == 165_000  # a fitting reading not after a commit keeps it
     e.update_from_response({"prompt_tokens": 151_000, "completion_tokens": 10})
+    assert e.last_rough_tokens_when_real_prompt_fit == 0  # a reading over the line breaks the ratchet
     assert not e.should_defer_preflight_to_real_usage(152_000)  # real usage already over threshold
+    e.update_from_response({"prompt_tokens": 100_000, "completion_tokens": 10})
+    # Fits again: the baseline falls back to the last compaction's rough size.
+    assert e.should_defer_preflight_to_real_usage(156_000) and not e.should_defer_preflight_to_real_usage(175_000)
+    e.on_session_reset()
+    assert (e.last_compression_rough_tokens, e.last_rough_tokens_when_real_prompt_fit) == (0, 0)
 
 
 def test_has_content_to_compress() -> None:
