@@ -10,6 +10,7 @@ re-types them: everything reads this module.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -61,6 +62,8 @@ NO_USER_SENTINEL = text("no_user_task_sentinel")
 CONTINUATION_USER = (text("continuation_user_content"), text("legacy_continuation_user_content"))
 """The host's continuation markers (current first): a user turn when no human one survived."""
 MAX_ITERATIONS_REQUEST = text("max_iterations_summary_request")
+TODO_HEADER = text("todo_injection_header")
+"""The first line of the todo snapshot the host re-injects as a user row after a compaction."""
 DUPLICATE_OUTPUT = text("duplicate_tool_output")
 PRUNED_PLACEHOLDER = text("pruned_tool_placeholder")
 SCREENSHOT_REMOVED = text("screenshot_removed")
@@ -81,3 +84,51 @@ def classify_summary_content(text: str) -> str | None:
         after = body.split(PRIOR_DELIMITER, 1)[1].lstrip()
         return "merged" if after.startswith(ALL_PREFIXES) else None
     return "standalone" if body.startswith(ALL_PREFIXES) else None
+
+
+# Rows the runtime writes as user turns (upstream ``agent/conversation_compression.py``; the host's
+# user-turn guard and the compressor's in-flight restatement both ask whether a row is the user's own)
+
+SYNTHETIC_FLAGS = (
+    "_todo_snapshot_synthetic",
+    "_empty_recovery_synthetic",
+    "_verification_stop_synthetic",
+    "_pre_verify_synthetic",
+    "_dropped_toolcall_nudge",
+)
+"""Metadata keys of user-role rows the runtime writes (todo snapshots, recovery nudges)."""
+SYNTHETIC_PREFIXES = (
+    "[System: Your previous response was truncated",
+    "[System: The previous response was cut off",
+    "[System: Your previous tool call",
+    TODO_HEADER,
+    "[IMPORTANT: Background process ",
+)
+"""Openings of user-role rows the runtime writes (upstream ``_SYNTHETIC_USER_PREFIXES``)."""
+RUNTIME_USER_TEXTS = frozenset((*CONTINUATION_USER, MAX_ITERATIONS_REQUEST))
+"""Whole texts of user-role rows the host writes itself: the continuation markers, the request for a
+final answer at the iteration cap."""
+
+
+def is_real_user_message(message: Mapping[str, Any]) -> bool:
+    """A user-role row with the user's own words: not runtime scaffolding (flagged or by its opening),
+    not blank, not a compaction summary (by metadata or content, standalone or merged), not a host
+    marker."""
+    if message.get("role") != "user" or message.get(SUMMARY_KEY):
+        return False
+    if any(message.get(flag) for flag in SYNTHETIC_FLAGS):
+        return False
+    text = row_text(message).strip()
+    if not text or text.startswith(SYNTHETIC_PREFIXES) or text in RUNTIME_USER_TEXTS:
+        return False
+    return classify_summary_content(text) is None
+
+
+def row_text(message: Mapping[str, Any]) -> str:
+    """The row's text as upstream's guard reads it: a string, or the text of its dict parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text") or p.get("content") or "") for p in content if isinstance(p, dict))
+    return ""

@@ -15,30 +15,12 @@ from __future__ import annotations
 
 from contextlab import hermes_texts
 from contextlab.engine import Message
+from contextlab.hermes_texts import SYNTHETIC_FLAGS, is_real_user_message, row_text
 from contextlab.messages import clone_messages
 
 SUMMARY_KEY = hermes_texts.SUMMARY_KEY
 INFLIGHT_MERGED_KEY = "_inflight_replay_merged"
 """A summary row the in-flight ask was restated onto: the ask survives in it."""
-SYNTHETIC_FLAGS = (
-    "_todo_snapshot_synthetic",
-    "_empty_recovery_synthetic",
-    "_verification_stop_synthetic",
-    "_pre_verify_synthetic",
-    "_dropped_toolcall_nudge",
-)
-"""Metadata keys of user-role rows the runtime writes (todo snapshots, recovery nudges)."""
-SYNTHETIC_PREFIXES = (
-    "[System: Your previous response was truncated",
-    "[System: The previous response was cut off",
-    "[System: Your previous tool call",
-    "[Your active task list was preserved across context compression]",
-    "[IMPORTANT: Background process ",
-)
-"""Openings of user-role rows the runtime writes (upstream ``_SYNTHETIC_USER_PREFIXES``)."""
-RUNTIME_USER_TEXTS = frozenset((*hermes_texts.CONTINUATION_USER, hermes_texts.MAX_ITERATIONS_REQUEST))
-"""Whole texts of user-role rows the host writes itself: the continuation markers, the request for a
-final answer at the iteration cap."""
 DB_PERSISTED_KEY = "_db_persisted"
 
 
@@ -60,20 +42,6 @@ def ensure_user_turn(compacted: list[Message], before: list[Message]) -> list[Me
     return out
 
 
-def is_real_user_message(message: Message) -> bool:
-    """A user-role row with the user's own words: not runtime scaffolding (flagged or by its opening),
-    not blank, not a compaction summary (by metadata or content, standalone or merged), not a host
-    marker."""
-    if message.get("role") != "user" or message.get(SUMMARY_KEY):
-        return False
-    if any(message.get(flag) for flag in SYNTHETIC_FLAGS):
-        return False
-    text = _text(message).strip()
-    if not text or text.startswith(SYNTHETIC_PREFIXES) or text in RUNTIME_USER_TEXTS:
-        return False
-    return hermes_texts.classify_summary_content(text) is None
-
-
 def insert_anchor(messages: list[Message], anchor: Message) -> None:
     """Put the restored ask into ``messages`` (in place) without two user rows in a row: before the
     first assistant row not preceded by a user row (the summary boundary, usually); else at the end
@@ -86,7 +54,7 @@ def insert_anchor(messages: list[Message], anchor: Message) -> None:
     if not messages or messages[-1].get("role") != "user":
         messages.append(anchor)
         return
-    if hermes_texts.classify_summary_content(_text(messages[-1])) is not None:
+    if hermes_texts.classify_summary_content(row_text(messages[-1])) is not None:
         messages.append(anchor)
         return
     messages[-1] = _merged_into(messages[-1], anchor)
@@ -108,13 +76,3 @@ def _merged_into(target: Message, anchor: Message) -> Message:
 
 def _parts(content: object) -> list[object]:
     return list(content) if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
-
-
-def _text(message: Message) -> str:
-    """The row's text as upstream's guard reads it: a string, or the text of its dict parts."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text") or p.get("content") or "") for p in content if isinstance(p, dict))
-    return ""

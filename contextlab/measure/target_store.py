@@ -24,6 +24,7 @@ import pickle
 import sys
 import threading
 import warnings
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,8 @@ RULE_MODULES = (
     "contextlab.engines.summarizers.template",
     "contextlab.engines.textmemo",
     "contextlab.engines.tooltext",
+    "contextlab.errors",
+    "contextlab.hermes_texts",
     "contextlab.measure.mining",
     "contextlab.measure.scan",
     "contextlab.measure.shell",
@@ -56,6 +59,9 @@ RULE_MODULES = (
 )
 """Every contextlab module extraction runs (what ``contextlab.measure.targets`` imports, transitively;
 a test keeps the list whole). Their sources are part of the key."""
+RULE_DATA = ("data/hermes_texts.yaml",)
+"""Package data a rule module reads (the host texts that tell a user's own row from the runtime's):
+part of the key too."""
 
 _OFF = frozenset({"off", "0", "false", "no"})
 _rules: str | None = None
@@ -84,6 +90,11 @@ def rules_digest() -> str | None:
                 return None  # no source file (a frozen build): extract every time
             try:
                 digest.update(name.encode() + b"\0" + Path(path).read_bytes() + b"\0")
+            except OSError:
+                return None
+        for data in RULE_DATA:
+            try:
+                digest.update(data.encode() + b"\0" + resources.files("contextlab").joinpath(data).read_bytes() + b"\0")
             except OSError:
                 return None
         _rules = digest.hexdigest()

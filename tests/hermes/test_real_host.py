@@ -325,3 +325,39 @@ def test_the_preflight_deferral_is_the_real_compressors(hermes_python: Path) -> 
     )
     assert found["kinds"] == [False, True]  # the sequences reach both answers
     assert found["count"] == 0, found["differ"]
+
+
+def test_the_tail_anchor_of_the_0_19_0_rules_is_the_real_compressors(hermes_python: Path) -> None:
+    """Under ``hermes_rules="0.19.0"`` the tail keeps the newest user row the real 0.19.0 compressor
+    anchors on (``_find_last_user_message_idx``: any user row whose content is not a summary), on
+    rows the newer rules tell apart: blank, image-only, a todo snapshot, a continuation marker, a
+    summary by metadata only, a summary by content, a merged summary."""
+    found = run_python(
+        hermes_python,
+        """
+        import json
+        from contextlab import hermes_texts as t
+        from contextlab.engines.compressor import assembly, boundaries
+        from contextlab.engines.hermes_compressor import hermes_compressor_class
+        real = hermes_compressor_class()(context_length=64_000)
+        rows = {
+            "blank": {"role": "user", "content": "  "},
+            "image": {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:x"}}]},
+            "todo": {"role": "user", "content": t.TODO_HEADER + "\\n- [ ] a"},
+            "marker": {"role": "user", "content": t.CONTINUATION_USER[0]},
+            "flag only": {"role": "user", "content": "plain words", t.SUMMARY_KEY: True},
+            "summary": {"role": "user", "content": t.SUMMARY_PREFIX + "\\nold work"},
+            "merged": {"role": "user",
+                       "content": t.PRIOR_HEADER + "\\nask\\n\\n" + t.PRIOR_DELIMITER + "\\n" + t.SUMMARY_PREFIX},
+        }
+        out = {}
+        for name, row in rows.items():
+            messages = [{"role": "user", "content": "the ask"}, {"role": "assistant", "content": "ok"}, row,
+                        {"role": "assistant", "content": "next"}]
+            ours = boundaries.last_real_user(messages, 0, assembly.is_user_anchor_0_19_0)
+            out[name] = [real._find_last_user_message_idx(messages, 0), -1 if ours is None else ours]
+        print(json.dumps(out))
+        """,
+    )
+    assert all(theirs == ours for theirs, ours in found.values()), found
+    assert found["todo"][0] == 2 and found["summary"][0] == 0  # the cases do tell the rules apart

@@ -82,12 +82,61 @@ def unwrap_handoff(message: Message) -> Unwrapped:
     return Unwrapped(strip_summary_prefix(text), genuine)
 
 
+def is_blank_user(message: Message) -> bool:
+    """An empty user row that is not a summary (upstream ``_is_blank_user_turn``): content None or
+    whitespace, an empty list, or a list of only whitespace strings and whitespace text parts. An
+    image, audio or any other part is the user's input, so such a row is not blank."""
+    if message.get("role") != "user" or message.get(SUMMARY_KEY):
+        return False
+    content = message.get("content")
+    if classify(content_text(message)) is not None:
+        return False
+    if content is None or (isinstance(content, str) and not content.strip()):
+        return True
+    if not isinstance(content, list):
+        return False
+    for part in content:
+        if isinstance(part, str):
+            if part.strip():
+                return False
+            continue
+        if isinstance(part, dict) and part.get("type") in ("text", "input_text"):
+            text = part.get("text")
+            if isinstance(text, str) and not text.strip():
+                continue
+        return False
+    return True
+
+
 def is_actionable_user(message: Message) -> bool:
-    """A real user ask: not a handoff (merged ones included, as upstream), not blank, not a marker."""
+    """User input worth anchoring (upstream ``_is_actionable_user_turn``): a user row that is not a
+    summary (by key or content, merged ones too) and not blank."""
     if message.get("role") != "user" or is_handoff(message):
         return False
+    return not is_blank_user(message)
+
+
+def is_synthetic_user(message: Message) -> bool:
+    """A user-role row the compaction machinery wrote (upstream ``_is_synthetic_compression_user_turn``):
+    a summary (by key or content), a continuation marker, or the re-injected todo snapshot."""
+    if message.get("role") != "user":
+        return False
+    if is_handoff(message):
+        return True
     text = content_text(message).strip()
-    return bool(text) and text not in texts.CONTINUATION_USER
+    return text in texts.CONTINUATION_USER or text.startswith(texts.TODO_HEADER + "\n")
+
+
+def is_real_user_turn(message: Message) -> bool:
+    """A real user turn: actionable and not synthetic (upstream ``_find_last_user_message_idx`` and
+    ``_ensure_last_n_user_messages_in_tail`` of ``0000416b``)."""
+    return is_actionable_user(message) and not is_synthetic_user(message)
+
+
+def is_user_anchor_0_19_0(message: Message) -> bool:
+    """0.19.0's tail anchor: any user row whose content is not a summary (no metadata, blank,
+    marker or scaffolding check)."""
+    return message.get("role") == "user" and classify(content_text(message)) is None
 
 
 # --------------------------------------------------------------------------- role choice and merge

@@ -8,8 +8,10 @@ leaving a leading tool row, and never dropping the newest real user turn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from contextlab.engine import Message
-from contextlab.engines.compressor.assembly import is_actionable_user, is_handoff
+from contextlab.engines.compressor.assembly import is_handoff, is_real_user_turn
 from contextlab.engines.compressor.budgets import message_budget_tokens
 from contextlab.messages import content_text, tool_calls
 
@@ -40,10 +42,13 @@ def align_backward(messages: list[Message], index: int) -> int:
     return index
 
 
-def last_real_user(messages: list[Message], head_end: int = 0) -> int | None:
-    """The newest actionable user turn at or after ``head_end`` (upstream ``_find_last_user_message_idx``)."""
+def last_real_user(
+    messages: list[Message], head_end: int = 0, is_user: Callable[[Message], bool] = is_real_user_turn
+) -> int | None:
+    """The newest real user turn at or after ``head_end`` (upstream ``_find_last_user_message_idx``;
+    ``is_user``: the version's test of a row, see ``assembly.is_real_user_turn``)."""
     for i in range(len(messages) - 1, head_end - 1, -1):
-        if is_actionable_user(messages[i]):
+        if is_user(messages[i]):
             return i
     return None
 
@@ -105,6 +110,7 @@ def tail_cut_by_tokens(
     protect_last_n: int,
     min_tail_user_messages: int = 1,
     costs: list[int] | None = None,
+    user_anchor: Callable[[Message], bool] = is_real_user_turn,
 ) -> int:
     """``compress_end``: the first tail index (upstream ``_find_tail_cut_by_tokens``).
 
@@ -115,6 +121,7 @@ def tail_cut_by_tokens(
         protect_last_n: Drives the minimum tail size.
         min_tail_user_messages: Keep at least this many real user messages in the tail.
         costs: Precomputed per-message budget tokens (computed when omitted).
+        user_anchor: Which user rows the tail must keep the newest of (the version's test).
     """
     n = len(messages)
     if costs is None:
@@ -130,12 +137,12 @@ def tail_cut_by_tokens(
     if cut <= head_end:
         cut = max(n - floor, head_end + 1)  # the minimum tail, never a cut glued to the head
     cut = align_backward(messages, cut)
-    cut = _anchor_user(messages, cut, head_end, last_real_user(messages, head_end))
+    cut = _anchor_user(messages, cut, head_end, last_real_user(messages, head_end, user_anchor))
     reply = _last_assistant(messages, head_end)
     if reply is not None and reply < cut:
         cut = max(align_backward(messages, reply), head_end + 1)
     if min_tail_user_messages > 1:
-        users = [i for i in range(n - 1, head_end - 1, -1) if is_actionable_user(messages[i])]
+        users = [i for i in range(n - 1, head_end - 1, -1) if is_real_user_turn(messages[i])]
         if users:
             target = users[min(min_tail_user_messages, len(users)) - 1]
             if target < cut:

@@ -14,7 +14,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from contextlab import hermes_texts as texts
 from contextlab.engine import ContextEngine, Message, match_model_threshold
 from contextlab.engines.compressor import assembly, boundaries, budgets, inflight, lean, pruning, rules
 from contextlab.engines.compressor.antithrash import AntiThrash
@@ -324,6 +323,7 @@ class CompressorEngine(ContextEngine):
             protect_last_n=self.protect_last_n,
             min_tail_user_messages=self.min_tail_user_messages,
             costs=[estimate(m) for m in messages],
+            user_anchor=assembly.is_real_user_turn if self.rules.real_user_filter else assembly.is_user_anchor_0_19_0,
         )
         if not self.rules.bridge_pullback:
             return start, end
@@ -534,7 +534,7 @@ class CompressorEngine(ContextEngine):
             if self.rules.visible_role_placement:
                 last_head, first_tail, first_index = assembly.visible_neighbours(head, tail)
             survivors: list[Message] = [*head, *tail]
-            has_user: bool | None = any(assembly.is_actionable_user(m) for m in work)
+            has_user: bool | None = _has_real_user_turn(work)
         else:
             head = [dict(m) for m in work[:start]]
             tail = [dict(m) for m in work[end:]]
@@ -613,7 +613,7 @@ def auto_focus(messages: list[Message]) -> str | None:
     cut to 260 chars with "…"), oldest first under ``"Recent user focus:"``, the whole cut to 700."""
     picked: list[str] = []
     for message in reversed(messages):
-        if message.get("role") != "user" or _synthetic_user(message):
+        if message.get("role") != "user" or assembly.is_synthetic_user(message):
             continue
         text = redact(content_text(message).strip())
         if not text:
@@ -632,10 +632,10 @@ def auto_focus(messages: list[Message]) -> str | None:
     return focus
 
 
-def _synthetic_user(message: Message) -> bool:
-    """Upstream ``_is_synthetic_compression_user_turn``: a handoff (by key or content) or a
-    continuation marker is not a real user turn."""
-    return assembly.is_handoff(message) or content_text(message).strip() in texts.CONTINUATION_USER
+def _has_real_user_turn(messages: list[Message]) -> bool:
+    """Upstream ``_transcript_has_real_user_turn``: some user row is not compaction scaffolding
+    (blank rows count: only the synthetic ones are excluded)."""
+    return any(m.get("role") == "user" and not assembly.is_synthetic_user(m) for m in messages)
 
 
 def fallback_summary(turns: list[Message], first_index: int, previous: str | None) -> str:

@@ -18,7 +18,9 @@ def find(messages: list[Message]) -> Message | None:
     last = -1
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
-        if assembly.is_actionable_user(message) or message.get(MERGED_KEY):
+        # The fork's test: user input (``_is_actionable_user_turn``) in the user's own words
+        # (``_is_real_user_message``: no runtime scaffolding such as a todo snapshot or a nudge).
+        if (assembly.is_actionable_user(message) and texts.is_real_user_message(message)) or message.get(MERGED_KEY):
             last = i
             break
     if last < 0:
@@ -36,7 +38,7 @@ def reappend(compressed: list[Message], task: Message | None) -> list[Message]:
     if task is None or not compressed:
         return compressed
     carrier = next((i for i in range(len(compressed) - 1, -1, -1) if assembly.is_handoff(compressed[i])), -1)
-    if carrier < 0 or any(assembly.is_actionable_user(m) for m in compressed[carrier + 1 :]):
+    if carrier < 0 or any(assembly.is_real_user_turn(m) for m in compressed[carrier + 1 :]):
         return compressed
     carrier_text = content_text(compressed[carrier])
     if texts.END_MARKER not in carrier_text or carrier_text.split(texts.END_MARKER, 1)[1].strip():

@@ -23,9 +23,9 @@ from typing import Any
 from contextlab import hermes_texts as texts
 from contextlab.engine import Message
 from contextlab.engines.compressor import tool_summary
+from contextlab.engines.compressor.assembly import is_blank_user
 from contextlab.engines.compressor.budgets import BudgetEstimate, budget_estimator, message_budget_tokens
 from contextlab.engines.compressor.rules import NEWEST, HermesRules
-from contextlab.messages import content_text
 
 DUPLICATE_PLACEHOLDER = texts.DUPLICATE_OUTPUT
 SCREENSHOT_PLACEHOLDER = texts.SCREENSHOT_REMOVED
@@ -355,7 +355,7 @@ def remove_platform_echoes(messages: list[Message], latest_user: int | None) -> 
     if latest_user is None:
         return messages
     end = latest_user + 1
-    while end < len(messages) and messages[end].get("role") == "user" and not content_text(messages[end]).strip():
+    while end < len(messages) and is_blank_user(messages[end]):
         end += 1
     # Only a blank run followed by an assistant row is a removable echo (upstream ``_blank_echo_indices_after``).
     if end == latest_user + 1 or end >= len(messages) or messages[end].get("role") != "assistant":

@@ -44,6 +44,10 @@ class HermesRules:
     rough_skips_persistence_keys: bool
     """The summary budget's rough estimate leaves persistence-only keys (message uids) out; 0.19.0's
     ``estimate_messages_tokens_rough`` counted every key."""
+    real_user_filter: bool
+    """The tail keeps the newest *real* user turn: not a summary (by key or content), not blank (an
+    image is input), not a continuation marker or todo snapshot. 0.19.0 anchors on any user row whose
+    content is not a summary."""
     # The rules below are newer than the stored NousResearch snapshot 0000416b (the issue lists them
     # as newer upstream behaviour; docs/compressor.md names upstream's evidence and the fork carrying them).
     prune_runway: bool
@@ -79,6 +83,7 @@ NEWEST = HermesRules(
     head_restart_probe=True,
     budget_estimate_ceil=True,
     rough_skips_persistence_keys=True,
+    real_user_filter=True,
     prune_runway=True,
     structural_backoff=True,
     compaction_tail_key=True,
@@ -99,6 +104,7 @@ V0_19_0 = HermesRules(
     head_restart_probe=False,
     budget_estimate_ceil=False,
     rough_skips_persistence_keys=False,
+    real_user_filter=False,
     prune_runway=False,
     structural_backoff=False,
     compaction_tail_key=False,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from itertools import compress
 from operator import methodcaller
 
+from contextlab import hermes_texts
 from contextlab.engine import Message
 from contextlab.engines.summarizers.base import SummaryRequest
 from contextlab.engines.summarizers.redact import redact
@@ -232,11 +233,13 @@ def is_summary_text(text: str) -> bool:
 
 
 def is_real_user(message: Message) -> bool:
-    """A user-authored message: role user, not a handoff summary, not blank."""
+    """A user-authored message: role user, not a handoff summary (any engine's), not blank, and not a
+    row the Hermes runtime writes in the user's place (a todo snapshot, a nudge, a continuation
+    marker: upstream's ``_is_real_user_message``, which grounds its task snapshot)."""
     if message.get("role") != "user" or message.get("_compressed_summary"):
         return False
     text = content_text(message)
-    return bool(text.strip()) and not is_summary_text(text)
+    return bool(text.strip()) and not is_summary_text(text) and hermes_texts.is_real_user_message(message)
 
 
 def focus_terms(focus: str | None) -> frozenset[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from builders import call
 
+from contextlab import hermes_texts as texts
+from contextlab.engines.compressor import assembly, pruning
 from contextlab.engines.compressor import boundaries as bd
 from contextlab.messages import validate_messages
 
@@ -138,3 +140,40 @@ def test_pull_back_to_bridge() -> None:
     assert bd.pull_back_to_bridge(messages, 0, 5) == 3
     assert bd.pull_back_to_bridge(messages, 3, 5) == 5  # the middle would become empty
     assert bd.pull_back_to_bridge(messages, 0, 4) == 4  # not on the latest ask
+
+
+# --------------------------------------------------------------------------- which user rows are real turns
+
+IMAGE_ONLY = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]}
+TODO = {"role": "user", "content": texts.TODO_HEADER + "\n- [ ] write the test"}
+
+
+def test_an_image_is_user_input_and_a_todo_snapshot_is_not() -> None:
+    """Upstream ``0000416b``: only empty content, an empty list or whitespace text parts are blank; the
+    todo snapshot, a continuation marker and a summary are compaction scaffolding."""
+    blank_parts = {"role": "user", "content": [" ", {"type": "text", "text": "\n"}, {"type": "input_text", "text": ""}]}
+    assert all(assembly.is_blank_user(m) for m in (u(" "), u(""), {"role": "user", "content": None}, blank_parts))
+    assert not assembly.is_blank_user(IMAGE_ONLY) and assembly.is_real_user_turn(IMAGE_ONLY)
+    assert (
+        assembly.is_actionable_user(TODO) and assembly.is_synthetic_user(TODO) and not assembly.is_real_user_turn(TODO)
+    )
+    marker = u(texts.CONTINUATION_USER[0])
+    summary = {"role": "user", "content": texts.SUMMARY_PREFIX + "\nearlier"}
+    assert not any(assembly.is_real_user_turn(m) for m in (marker, summary, u("  ")))
+    assert assembly.is_real_user_turn(u("fix the bug"))
+
+
+def test_the_tail_keeps_the_newest_real_ask_not_a_todo_snapshot_or_an_echo() -> None:
+    messages = [u("start"), a(), u("fix the login bug"), ac("c1"), t("c1"), a("done"), TODO]
+    assert bd.last_real_user(messages) == 2
+    # 0.19.0 anchors on any user row that is not a summary: here the todo snapshot.
+    assert bd.last_real_user(messages, 0, assembly.is_user_anchor_0_19_0) == 6
+    with_image = [u("look at this"), IMAGE_ONLY, a("ok")]
+    assert bd.last_real_user(with_image) == 1
+
+
+def test_an_image_after_the_ask_is_not_removed_as_a_blank_echo() -> None:
+    echo = [u("look at this"), u("  "), a("ok")]
+    assert pruning.remove_platform_echoes(echo, 0) == [echo[0], echo[2]]
+    image = [u("look at this"), IMAGE_ONLY, a("ok")]
+    assert pruning.remove_platform_echoes(image, 0) == image
