@@ -34,7 +34,7 @@ from contextlab.measure.text import (
     message_payload,
     task_text,
 )
-from contextlab.messages import content_text, tool_calls
+from contextlab.messages import content_text, tool_calls, wire_message
 from contextlab.transcripts.model import FENCED_ACTIONS, Transcript, written_by_person
 
 KINDS = ("fact", "identifier", "error", "artifact", "instruction", "task")
@@ -159,12 +159,17 @@ class _Extracted:
     """Every text the scans look for, in automaton order (mining adds candidate decision sentences)."""
     row_ids: tuple[tuple[int, ...], ...] | None
     """Positions in :attr:`index_texts` found in each transcript row, when extraction scanned them."""
+    index: TextIndex | None = dataclasses.field(default=None, compare=False)
+    """The automaton extraction built over :attr:`index_texts` (reused by the scans; never stored)."""
 
 
 def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
     """The targets and where each occurs: read from the target store when this transcript was
     extracted before under the same rules, else extracted (and stored)."""
-    payloads = [message_payload(m) for m in transcript.messages]
+    # Each row's payload as a replay sends it (the wire form: string content stripped, tool-call
+    # arguments as sorted-key JSON): the scans extraction stores then answer the rows a replay sends
+    # without scanning them again.
+    payloads = [_sent_payload(m) for m in transcript.messages]
     key = target_store.key_of(transcript)
     stored = target_store.load(key) if key is not None else None
     extracted = _decode(stored, len(payloads)) if stored is not None else None
@@ -172,7 +177,8 @@ def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
         extracted = _extract(transcript, payloads)
         if key is not None:
             target_store.save(key, _encode(extracted))
-    scans = RowScans(TextIndex(extracted.index_texts), [t.texts for t in extracted.found.targets], payloads)
+    index = extracted.index if extracted.index is not None else TextIndex(extracted.index_texts)
+    scans = RowScans(index, [t.texts for t in extracted.found.targets], payloads)
     if extracted.row_ids is not None:
         scans.seed(extracted.row_ids)
     return extracted.found, scans
@@ -181,9 +187,10 @@ def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
 def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
     """Every target of the transcript (``payloads``: its rows' payloads).
 
-    Mining needs the uses, so a mined set scans every row here (each distinct payload once) and the
-    scans answer the replays' lookups; a gold set leaves the scanning to the replays (which send
-    host-rendered rows, not always the transcript's bytes).
+    Every row is scanned here (each distinct payload once): mining needs the uses, a compaction
+    diff ranks its items by them, and the answers, stored with the targets, spare a later replay of
+    the same file the scans of every row it sends as the transcript has it (a host-rendered row that
+    differs is scanned when sent).
     """
     messages = transcript.messages
     raw: list[Target] = []
@@ -196,7 +203,10 @@ def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
         # Uses of the other targets only rank compaction diffs: RowScans.occurrences, on demand.
         targets = _gold_facts(transcript) + raw
         texts = tuple(dict.fromkeys(text for t in targets for text in t.texts))
-        return _Extracted(TargetSet(tuple(targets), "gold", uses_ready=False), texts, None)
+        index = TextIndex(texts)
+        row_ids = _find_each(index, payloads)
+        found = TargetSet(tuple(targets), "gold", uses_ready=False)
+        return _Extracted(found, texts, tuple(tuple(sorted(ids)) for ids in row_ids), index)
     from contextlab.measure.mining import decision_candidates, mine_facts
 
     decisions = decision_candidates(messages)
@@ -212,7 +222,7 @@ def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
     facts = mine_facts(messages, with_found, decisions)
     targets = facts + with_found
     found = TargetSet(tuple(targets), "mined" if facts else "none")
-    return _Extracted(found, texts, tuple(tuple(sorted(ids)) for ids in row_ids))
+    return _Extracted(found, texts, tuple(tuple(sorted(ids)) for ids in row_ids), index)
 
 
 _TARGET_FIELDS = tuple(field.name for field in dataclasses.fields(Target))
@@ -284,6 +294,22 @@ def _positions_below(row_ids: tuple[tuple[int, ...], ...], n_texts: int) -> bool
     """Whether every stored row position names one of the ``n_texts`` automaton texts."""
     flat = list(chain.from_iterable(row_ids))
     return set(map(type, flat)) <= _INT and (not flat or (min(flat) >= 0 and max(flat) < n_texts))
+
+
+def _sent_payload(message: Message) -> str:
+    """``message_payload`` of the row as sent (``wire_message``). A row with plain ASCII string content
+    that has no outer whitespace, no tool calls and no ``api_content`` is sent as it is, so the wire
+    copy (and the stripped copy of a long text) is built only for the rows that change."""
+    content = message.get("content")
+    if (
+        isinstance(content, str)
+        and content.isascii()
+        and not (content[:1].isspace() or content[-1:].isspace())
+        and not message.get("tool_calls")
+        and "api_content" not in message
+    ):
+        return message_payload(message)
+    return message_payload(wire_message(message))
 
 
 def _find_each(index: TextIndex, payloads: list[str]) -> list[set[int]]:

@@ -198,3 +198,28 @@ def test_a_rule_change_is_a_new_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert before is not None and target_store.key_of(copy.deepcopy(session)) == before
     monkeypatch.setattr(target_store, "_rules", "another rule set")
     assert target_store.key_of(session) != before
+
+
+@pytest.mark.parametrize("kind", ["gold", "mined"])
+def test_a_replay_of_a_stored_file_scans_only_rows_it_sends_differently(
+    kind: str, store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Extraction scans every row as a replay sends it (its wire form) and stores the answers, so a
+    later `passthrough` replay of the file, which sends every row as it is, scans none of them again
+    (only the system prompt, which is no transcript row)."""
+    from contextlab.measure import scan
+
+    session = load_dataset("coding-agent-short")
+    if kind == "mined":
+        session = without_facts(session)
+    replay(fresh(session), "passthrough", context_length=16_000)
+    scanned: list[str] = []
+    matched = scan.TextIndex.matched
+
+    def counting(self: scan.TextIndex, payload: str) -> set[str]:
+        scanned.append(payload)
+        return matched(self, payload)
+
+    monkeypatch.setattr(scan.TextIndex, "matched", counting)
+    replay(fresh(session), "passthrough", context_length=16_000)
+    assert len(scanned) == 1 and scanned[0].startswith(session.system_prompt.strip()[:40])
