@@ -169,7 +169,7 @@ def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
     # Each row's payload as a replay sends it (the wire form: string content stripped, tool-call
     # arguments as sorted-key JSON): the scans extraction stores then answer the rows a replay sends
     # without scanning them again.
-    payloads = [_sent_payload(m) for m in transcript.messages]
+    payloads = [message_payload(wire_message(m)) for m in transcript.messages]
     key = target_store.key_of(transcript)
     stored = target_store.load(key) if key is not None else None
     extracted = _decode(stored, len(payloads)) if stored is not None else None
@@ -189,8 +189,8 @@ def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
 
     Every row is scanned here (each distinct payload once): mining needs the uses, a compaction
     diff ranks its items by them, and the answers, stored with the targets, spare a later replay of
-    the same file the scans of every row it sends as the transcript has it (a host-rendered row that
-    differs is scanned when sent).
+    the same file the scans of every row it sends in its wire form (a row the host or the engine
+    sends otherwise, a merged or rewritten one, is scanned when sent).
     """
     messages = transcript.messages
     raw: list[Target] = []
@@ -204,9 +204,9 @@ def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
         targets = _gold_facts(transcript) + raw
         texts = tuple(dict.fromkeys(text for t in targets for text in t.texts))
         index = TextIndex(texts)
-        row_ids = _find_each(index, payloads)
-        found = TargetSet(tuple(targets), "gold", uses_ready=False)
-        return _Extracted(found, texts, tuple(tuple(sorted(ids)) for ids in row_ids), index)
+        return _Extracted(
+            TargetSet(tuple(targets), "gold", uses_ready=False), texts, _find_each(index, payloads), index
+        )
     from contextlab.measure.mining import decision_candidates, mine_facts
 
     decisions = decision_candidates(messages)
@@ -222,7 +222,7 @@ def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
     facts = mine_facts(messages, with_found, decisions)
     targets = facts + with_found
     found = TargetSet(tuple(targets), "mined" if facts else "none")
-    return _Extracted(found, texts, tuple(tuple(sorted(ids)) for ids in row_ids), index)
+    return _Extracted(found, texts, row_ids, index)
 
 
 _TARGET_FIELDS = tuple(field.name for field in dataclasses.fields(Target))
@@ -296,32 +296,17 @@ def _positions_below(row_ids: tuple[tuple[int, ...], ...], n_texts: int) -> bool
     return set(map(type, flat)) <= _INT and (not flat or (min(flat) >= 0 and max(flat) < n_texts))
 
 
-def _sent_payload(message: Message) -> str:
-    """``message_payload`` of the row as sent (``wire_message``). A row with plain ASCII string content
-    that has no outer whitespace, no tool calls and no ``api_content`` is sent as it is, so the wire
-    copy (and the stripped copy of a long text) is built only for the rows that change."""
-    content = message.get("content")
-    if (
-        isinstance(content, str)
-        and content.isascii()
-        and not (content[:1].isspace() or content[-1:].isspace())
-        and not message.get("tool_calls")
-        and "api_content" not in message
-    ):
-        return message_payload(message)
-    return message_payload(wire_message(message))
-
-
-def _find_each(index: TextIndex, payloads: list[str]) -> list[set[int]]:
-    """``index.find`` of every payload, each distinct payload scanned once."""
-    done: dict[str, set[int]] = {}
+def _find_each(index: TextIndex, payloads: list[str]) -> tuple[tuple[int, ...], ...]:
+    """``index.find`` of every payload as sorted text positions (the stored form), each distinct
+    payload scanned once."""
+    done: dict[str, tuple[int, ...]] = {}
     out = []
     for payload in payloads:
         found = done.get(payload)
         if found is None:
-            found = done[payload] = index.find(payload)
+            found = done[payload] = tuple(sorted(index.find(payload)))
         out.append(found)
-    return out
+    return tuple(out)
 
 
 def is_tool_output(message: Message) -> bool:
