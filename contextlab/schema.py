@@ -327,7 +327,7 @@ _MEASURE_SUMMARY = _cols(
         ("instruction_retention_final.<category>", "float", "share", "`instruction_retention_final` of one category"),
         ("active_task_retention", "float", "share", "requests with the newest ask in context / requests checked"),
         ("active_task_lost_after_compaction", "int", "count", "requests right after a compaction without the ask"),
-        ("summaries_checked", "int", "count", "engine-written rows checked for faithfulness"),
+        ("summaries_checked", "int", "count", "engine-written rows checked for faithfulness (not verbatim copies)"),
         ("summary_identifiers", "int", "count", "identifiers in those rows"),
         ("summary_unsupported_identifiers", "int", "count", "of those, absent from what was summarised"),
         ("summary_status_upgrades", "int", "count", '"failing" reported as "done"'),

@@ -644,12 +644,15 @@ class MeasureProbe:
             elif content_text(message) not in appended_texts:
                 written.append(message)
         removed = sum(map(len, earlier.values()))
-        summary_texts = [content_text(m) for m in written] + merged
-        self._engine_texts.update(summary_texts)
+        # The rows are summarised when the commit wrote any row; what the written rows claim (those
+        # not repeating a row of the history word for word) names summarised targets and is checked.
+        summarised = bool(written or merged)
+        claims = self._claims(written, before) + merged
+        self._engine_texts.update(claims)
         request = view.request
         counts = self._counts
         # Targets that were in the previous request: kept, summarised (only in new rows) or removed.
-        in_summary = self._summary_targets(summary_texts)
+        in_summary = self._summary_targets(claims)
         # Eligible at the previous request (introduced before it), as the per-request columns count.
         held = set().union(*self._previous_found)
         present = np.fromiter(held, dtype=np.int64, count=len(held))
@@ -686,23 +689,21 @@ class MeasureProbe:
                 "messages_after": len(after),
                 "messages_kept": kept,
                 "messages_rewritten": rewritten,
-                "messages_summarised": removed if summary_texts else 0,
-                "messages_removed": 0 if summary_texts else removed,
+                "messages_summarised": removed if summarised else 0,
+                "messages_removed": 0 if summarised else removed,
                 "messages_written": len(written),
                 **{key: tallies[key] for key in _diff_keys()},
             }
         )
-        if summary_texts:
+        if claims:
             source = self._source_rows(before, range(self._previous_index, max(self._previous_index, ti)))
             if self._template is None:
                 self._template = template_texts(self._engine)
             # Tool-call ids live in the rows' structure, not their text: an engine that names the
             # call it cleared (`clear_tool_uses`' placeholders) quotes its source, not an invention.
             self._faith_memo.verified.update(_call_ids(chain(before, appended)))
-            result = check_summaries(
-                summary_texts, source, memo=self._faith_memo, template=self._template, index=self._scans
-            )
-            self._faith["summaries_checked"] += len(summary_texts)
+            result = check_summaries(claims, source, memo=self._faith_memo, template=self._template, index=self._scans)
+            self._faith["summaries_checked"] += len(claims)
             self._faith["summary_identifiers"] += result.identifiers
             self._faith["summary_unsupported_identifiers"] += len(result.unsupported)
             self._faith["summary_status_upgrades"] += len(result.upgrades)
@@ -711,6 +712,17 @@ class MeasureProbe:
                 self._faith_rows.append({"request": request, "finding": "unsupported_identifier", "text": token})
             for sentence in result.upgrades:
                 self._faith_rows.append({"request": request, "finding": "status_upgrade", "text": sentence})
+
+    @staticmethod
+    def _claims(written: list[Message], before: Sequence[Message]) -> list[str]:
+        """The texts of the rows a commit wrote that say something of their own: a row that repeats a
+        row of the history it was given word for word (the host's restored user turn, a restated
+        ask, an empty assistant row) quotes its source and claims nothing, so it is no summary."""
+        texts = list(map(content_text, written))
+        if not texts:
+            return texts
+        given = set(map(content_text, before))
+        return [text for text in texts if text not in given]
 
     def _summary_targets(self, summary_texts: list[str]) -> set[int]:
         """Targets named in the rows the engine wrote at this commit."""

@@ -117,6 +117,33 @@ def test_faithfulness_flags_invented_ids_and_status_upgrades() -> None:
     assert "summarised" in set(items[items["key"] == "shard"]["outcome"])
 
 
+class RestatingEngine(SummarizingEngine):
+    """SummarizingEngine that also writes the first user ask again, word for word, after its
+    summary (as the host restores the newest user turn after a compaction)."""
+
+    def compress(self, messages: list[Message], *args: Any, **kwargs: Any) -> list[Message]:
+        kept = super().compress(messages, *args, **kwargs)
+        if kept is messages:
+            return messages
+        ask = next(m for m in messages if m.get("role") == "user")
+        return [kept[0], {"role": "user", "content": ask["content"]}, *kept[1:]]
+
+
+def test_a_verbatim_copy_of_a_given_row_is_no_summary() -> None:
+    """The restated ask (it names KEY-7781) is written by the commit but claims nothing: the
+    faithfulness counts and findings are the plain summarizer's, while the diff still counts the
+    row as written."""
+    plain = replay(planted(), SummarizingEngine(threshold_tokens=900, keep=3))
+    restating = replay(planted(), RestatingEngine(threshold_tokens=900, keep=3))
+    keys = ("summaries_checked", "summary_identifiers", "summary_unsupported_identifiers", "summary_status_upgrades")
+    assert plain.summary["compactions"] == restating.summary["compactions"] > 0
+    assert [restating.summary[k] for k in keys] == [plain.summary[k] for k in keys]
+    assert restating.summary["summaries_checked"] > 0
+    assert restating.frames["faithfulness"].equals(plain.frames["faithfulness"])
+    written = restating.frames["compaction_diff"]["messages_written"]
+    assert (written == plain.frames["compaction_diff"]["messages_written"] + 1).all()
+
+
 def test_the_oracle_recovers_facts_through_the_engines_tools() -> None:
     result = replay(planted(), StoreEngine(threshold_tokens=900, keep=3))
     s = result.summary
