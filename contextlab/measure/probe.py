@@ -32,7 +32,7 @@ from contextlab.measure.scan import RowScans, TextIndex
 from contextlab.measure.targets import KINDS, TargetSet, fact_targets_for, scans_for, targets_for
 from contextlab.measure.template import template_texts
 from contextlab.measure.text import message_payload
-from contextlab.messages import content_text, row_call_ids
+from contextlab.messages import content_text, row_call_ids, wire_message
 from contextlab.transcripts.model import Transcript
 
 SUMMARY_KEY = hermes_texts.SUMMARY_KEY
@@ -741,7 +741,7 @@ class MeasureProbe:
         for message in before:
             hit = memo.get(id(message))
             if hit is None or hit[0] is not message:
-                hit = (message, message_payload(message))
+                hit = (message, _given_payload(message))
             kept[id(message)] = hit
             rows.append(hit[1])
         self._history_payloads = kept  # only rows still in the history: memory stays one history
@@ -911,6 +911,15 @@ ITEM_COLUMNS = [
     "later_uses",
     "next_use",
 ]
+
+
+def _given_payload(message: Message) -> str:
+    """The payload of a history row for the faithfulness check, in the form a request sends it
+    (string content stripped, argument JSON with sorted keys: neither changes which identifiers a
+    line holds nor what it says of them), so the probe's scans of the rows it saw sent answer it
+    without a search. A row whose sent text is another one (``api_content``) keeps its own text:
+    that is what the engine was given."""
+    return message_payload(message if message.get("api_content") else wire_message(message))
 
 
 def _call_ids(rows: Iterable[Message]) -> Iterator[str]:
