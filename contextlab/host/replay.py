@@ -157,6 +157,13 @@ class ReplayHost:
                 status, error = "failed", str(failure)
             finally:
                 self.runner.close()
+            # The frames too: the collection put off inside the block then covers all a replay made.
+            result = self._result(status, error)
+        result.summary["wall_s"] = time.perf_counter() - started
+        return result
+
+    def _result(self, status: str, error: str | None) -> ReplayResult:
+        """The trace, compactions and summary of the run, with the observers' frames and post-run columns."""
         trace, arrays = frame_and_arrays(self.rows, TRACE_COLUMNS)
         compactions = build_frame(self.compaction_rows, COMPACTION_COLUMNS)
         extra: dict[str, Any] = {}
@@ -178,7 +185,6 @@ class ReplayHost:
             finish = getattr(observer, "finish", None)
             if callable(finish):
                 finish(result)  # measurement frames and post-run columns (docs/metrics.md)
-        summary["wall_s"] = time.perf_counter() - started
         return result
 
     def _note_threshold(self) -> None:

@@ -130,3 +130,39 @@ def test_an_error_inside_the_block_gives_the_thresholds_and_the_freeze_back() ->
         assert gc.get_freeze_count() == 0
     finally:
         gc.set_threshold(*before)
+
+
+def _full_collections_during(passes: int) -> list[int]:
+    """The freeze count at the start of each full collection while a block runs ``passes`` middle
+    passes under CPython's default thresholds, and as the block ends."""
+    before = gc.get_threshold()
+    frozen_at_full: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            frozen_at_full.append(gc.get_freeze_count())
+
+    try:
+        gc.set_threshold(700, 10, 10)
+        gc.collect()  # no middle pass counted before the block
+        gc.callbacks.append(record)
+        with quiet_collector():
+            for _ in range(passes):
+                gc.collect(1)
+    finally:
+        gc.callbacks.remove(record)
+        gc.set_threshold(*before)
+    return frozen_at_full
+
+
+def test_a_full_collection_put_off_runs_as_the_block_ends_over_what_it_made() -> None:
+    """More middle passes than CPython allows between full collections: the one it put off runs as
+    the block ends, while the heap the block found is still frozen (only the block's objects are
+    scanned); then the freeze is undone."""
+    frozen_at_full = _full_collections_during(12)
+    assert len(frozen_at_full) == 1 and frozen_at_full[0] > 0
+    assert gc.get_freeze_count() == 0
+
+
+def test_no_full_collection_is_added_when_none_was_due() -> None:
+    assert _full_collections_during(5) == []
