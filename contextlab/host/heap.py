@@ -12,8 +12,9 @@ Two things made the collector's share of a replay grow with its length:
   0.25 s and collected nothing. Inside a replay a full collection waits for ``_OLD_GENERATION_PASSES``
   middle-generation passes instead of ten. The young and middle generations are collected as
   before, so short-lived garbage cycles are still freed promptly.
-* A full collection put off is still due when the block ends (more than ten middle passes ran), and
-  CPython ran it at its next middle pass, after the freeze was undone: over the whole heap again
+* A full collection put off is still due when the block ends (more middle passes ran than the
+  thresholds the block found allow), and CPython ran it at its next middle pass, after the freeze
+  was undone: over the whole heap again
   (30-62 ms in a fresh process after a 0.5 s replay of ``coding-agent``). The block runs it itself
   just before undoing the freeze, over the objects made inside it only.
 

@@ -715,10 +715,10 @@ class MeasureProbe:
 
     @staticmethod
     def _claims(written: list[Message], before: Sequence[Message]) -> list[str]:
-        """The texts of the rows a commit wrote that say something of their own: a row that repeats a
-        row of the history it was given word for word (the host's restored user turn, a restated
-        ask, an empty assistant row) quotes its source and claims nothing, so it is no summary."""
-        texts = list(map(content_text, written))
+        """The texts of the rows a commit wrote that say something of their own: an empty row, or one
+        that repeats a row of the history it was given word for word (the host's restored user turn,
+        a restated ask), claims nothing, so it is no summary."""
+        texts = list(filter(None, map(content_text, written)))
         if not texts:
             return texts
         given = set(map(content_text, before))
