@@ -14,9 +14,9 @@ Two things made the collector's share of a replay grow with its length:
   before, so short-lived garbage cycles are still freed promptly.
 * A full collection put off is still due when the block ends (more middle passes ran than the
   thresholds the block found allow), and CPython ran it at its next middle pass, after the freeze
-  was undone: over the whole heap again
-  (30-62 ms in a fresh process after a 0.5 s replay of ``coding-agent``). The block runs it itself
-  just before undoing the freeze, over the objects made inside it only.
+  was undone: over the whole heap again (30-62 ms in a fresh process after a 0.5 s replay of
+  ``coding-agent``). The block runs it itself just before undoing the freeze, over the objects
+  made inside it only.
 
 Nothing a replay computes depends on when the collector runs.
 """
