@@ -21,31 +21,54 @@ from typing import Protocol
 
 import ahocorasick_rs
 
-from contextlab.measure.text import identifiers
+from contextlab.measure.text import identifier_parts, identifiers
 
 _ENGINE_ID = re.compile(r"^(?:sum|node|summary|leaf|msg)_[0-9a-f]{6,}$")
-_DONE = re.compile(
-    r"\b(?:pass(?:ed|es|ing)?|fixed|resolved|completed?|done|succeed(?:ed|s)?|success(?:ful(?:ly)?)?|merged|works|green)\b",
-    re.I,
+_DONE_WORDS = (
+    *("pass", "passed", "passes", "passing", "fixed", "resolved", "complete", "completed", "done"),
+    *("succeed", "succeeded", "succeeds", "success", "successful", "successfully", "merged", "works", "green"),
 )
-_NOT_DONE = re.compile(
-    r"\b(?:fail(?:ed|s|ing|ure)?|error|broken|started|in progress|todo|pending|proposed|not yet|still|red)\b", re.I
+_NOT_DONE_WORDS = (
+    *("fail", "failed", "fails", "failing", "failure", "error", "broken", "started", "in progress", "todo"),
+    *("pending", "proposed", "not yet", "still", "red"),
 )
+"""Every word form that reports a step done, or not done (a whole word, in any case)."""
+
+
+def _whole_words(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.I)
+
+
+_DONE = _whole_words(_DONE_WORDS)
+_NOT_DONE = _whole_words(_NOT_DONE_WORDS)
+_STATUS_WORDS = ahocorasick_rs.AhoCorasick([*_DONE_WORDS, *_NOT_DONE_WORDS])
+"""Both word lists in one automaton, for lowercased ASCII lines: one pass finds every candidate (a
+regular-expression search tries each alternative at each position, four times slower on the lines
+of a session), and a candidate counts when it is a whole word, as ``\b`` would have it."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-_DONE_LOWER = re.compile(_DONE.pattern)
-_NOT_DONE_LOWER = re.compile(_NOT_DONE.pattern)
-"""The same words for lowercased ASCII text (their patterns are lowercase): a case-sensitive scan
-is about twice as fast, and ASCII case folding is exactly ``str.lower``."""
+def _word_character(character: str) -> bool:
+    """What ``\w`` matches (the characters a ``\b`` tells from the others)."""
+    return character.isalnum() or character == "_"
 
 
 def _status_of(line: str) -> tuple[bool, bool]:
     """Whether ``line`` says done, and whether it says not done."""
-    if line.isascii():
-        lower = line.lower()
-        return bool(_DONE_LOWER.search(lower)), bool(_NOT_DONE_LOWER.search(lower))
-    return bool(_DONE.search(line)), bool(_NOT_DONE.search(line))
+    if not line.isascii():
+        return bool(_DONE.search(line)), bool(_NOT_DONE.search(line))
+    lower = line.lower()  # ASCII case folding is exactly what re.I does on ASCII text
+    done = not_done = False
+    for word, start, end in _STATUS_WORDS.find_matches_as_indexes(lower, overlapping=True):
+        if (start and _word_character(lower[start - 1])) or (end < len(lower) and _word_character(lower[end])):
+            continue  # part of a longer word
+        if word < len(_DONE_WORDS):
+            done = True
+        else:
+            not_done = True
+        if done and not_done:
+            break
+    return done, not_done
 
 
 def _done_names(sentence: str) -> list[str] | None:
@@ -73,6 +96,7 @@ class FaithfulnessMemo:
     Attributes:
         verified: Identifiers found supported by an earlier commit (skips their search).
         sentences: Per summary sentence, the identifiers it reports done (None: not a done-sentence).
+        summary_lines: Per summary line, what it claims (an iterative summary keeps most lines).
         lines: Per source line, whether it says done and whether it says not done.
         rows: Per source row (its text), the identifiers already looked for in it, and for those
             it contains, ``(done, not done)`` over the lines naming them: a row is searched for
@@ -81,6 +105,7 @@ class FaithfulnessMemo:
 
     verified: set[str] = field(default_factory=set)
     sentences: dict[str, list[str] | None] = field(default_factory=dict)
+    summary_lines: dict[str, _LineClaims] = field(default_factory=dict)
     lines: dict[str, tuple[bool, bool]] = field(default_factory=dict)
     rows: dict[str, tuple[set[str], dict[str, tuple[bool, bool]]]] = field(default_factory=dict)
 
@@ -130,25 +155,13 @@ def check_summaries(
     shared = memo if memo is not None else FaithfulnessMemo()
     known = verified if verified is not None else shared.verified
     rows = [source] if isinstance(source, str) else list(dict.fromkeys(source))
-    sentences = shared.sentences
     claimed: dict[str, None] = {}
     done_sentences: list[tuple[str, list[str]]] = []
     for summary in summaries:
-        summary = without_template(summary, template)
-        for token in identifiers(summary):
-            if not _ENGINE_ID.match(token):
-                claimed.setdefault(token, None)
-        for sentence in _SENTENCE.split(summary):
-            if sentence in sentences:
-                names = sentences[sentence]
-            else:
-                names = sentences[sentence] = _done_names(sentence)
-            if names is None:
-                continue
-            if names:
-                done_sentences.append((sentence.strip()[:200], names))
-            else:
-                out.undetermined += 1
+        claims = _summary_claims(without_template(summary, template), shared)
+        claimed.update(claims.identifiers)
+        done_sentences += claims.done
+        out.undetermined += claims.undetermined
     out.identifiers = len(claimed)
     joined: str | None = None
     for token in claimed:
@@ -169,6 +182,73 @@ def check_summaries(
         if checked and all(flags[1] and not flags[0] for flags in checked):
             out.upgrades.append(sentence)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _LineClaims:
+    """What a summary (or one of its lines) claims."""
+
+    identifiers: dict[str, None]
+    """The identifiers it names (engine ids aside), in order of first occurrence."""
+    done: list[tuple[str, list[str]]]
+    """Its sentences that report named identifiers done: (the sentence, shortened; the names)."""
+    undetermined: int
+    """Its sentences that report something done without naming an identifier."""
+    backticked: tuple[str, ...] = ()
+    """Its backticked identifiers (a line's: those after its runs' in :func:`identifier_parts`)."""
+
+
+def _summary_claims(summary: str, memo: FaithfulnessMemo) -> _LineClaims:
+    """What ``summary`` claims, from what its lines claim (kept in ``memo``: an iterative summary
+    repeats most of its lines from one commit to the next). No sentence or identifier spans a line
+    (``_SENTENCE`` breaks at every line break), so the summary's are its lines' laid end to end, the
+    backticked identifiers after those of the runs as :func:`identifiers` orders them. A summary with
+    a URL is read whole: a URL is completed from its first occurrence in the text."""
+    if "://" in summary:
+        return _text_claims(summary, memo.sentences, whole=True)
+    known = memo.summary_lines
+    found: dict[str, None] = {}
+    backticked: dict[str, None] = {}
+    done: list[tuple[str, list[str]]] = []
+    undetermined = 0
+    for line in summary.split("\n"):
+        claims = known.get(line)
+        if claims is None:
+            claims = known[line] = _text_claims(line, memo.sentences, whole=False)
+        found.update(claims.identifiers)
+        if claims.backticked:
+            backticked.update(dict.fromkeys(claims.backticked))
+        if claims.done:
+            done += claims.done
+        undetermined += claims.undetermined
+    for token in backticked:
+        found.setdefault(token, None)
+    return _LineClaims(found, done, undetermined)
+
+
+def _text_claims(text: str, sentences: dict[str, list[str] | None], *, whole: bool) -> _LineClaims:
+    """What ``text`` claims (``whole``: the identifiers include its backticked ones; else they are
+    kept apart, for :func:`_summary_claims` to place)."""
+    runs, ticks = identifier_parts(text) if text else ({}, [])
+    if whole:
+        for token in ticks:
+            runs.setdefault(token, None)
+        ticks = []
+    own = {token: None for token in runs if not _ENGINE_ID.match(token)}
+    done: list[tuple[str, list[str]]] = []
+    undetermined = 0
+    for sentence in _SENTENCE.split(text):
+        if sentence in sentences:
+            names = sentences[sentence]
+        else:
+            names = sentences[sentence] = _done_names(sentence)
+        if names is None:
+            continue
+        if names:
+            done.append((sentence.strip()[:200], names))
+        else:
+            undetermined += 1
+    return _LineClaims(own, done, undetermined, tuple(t for t in ticks if not _ENGINE_ID.match(t)))
 
 
 def _line_status(

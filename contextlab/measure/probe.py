@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from array import array
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,10 @@ MEMO_ROWS = 50_000
 """Row objects whose targets a replay's probe remembers (while the history is unchanged); then it starts over."""
 _VECTOR_MIN = 256
 """Target incidences from which a request's count changes are summed in numpy."""
+_VECTOR_FLIPS = 64
+"""Targets changing presence at one request from which their group counts move in numpy."""
+_MAX_GROUPS = 3
+"""Groups a target belongs to at most: its kind's ``all``, a category and an origin."""
 _DENSE_PER_INCIDENCE = 4
 """Session targets per moved incidence up to which those sums run over every target (else over the
 distinct targets moved, found by a sort)."""
@@ -131,6 +136,12 @@ class MeasureProbe:
                 keys.append((kind, "origin", target.origin))
             self._groups_of.append(tuple(groups.setdefault(k, len(groups)) for k in keys))
         self._groups = [Group(*key) for key in groups]
+        # Each target's groups as a row, padded with a spare group (len(groups)) that nothing reads.
+        sizes = np.fromiter(map(len, self._groups_of), dtype=np.int64, count=len(targets))
+        members = np.fromiter(chain.from_iterable(self._groups_of), dtype=np.int64, count=int(sizes.sum()))
+        starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        self._group_matrix = np.full((len(targets), _MAX_GROUPS), len(groups), dtype=np.int64)
+        self._group_matrix[np.repeat(np.arange(len(targets)), sizes), np.arange(len(members)) - starts] = members
         self._all = {g.kind: i for i, g in enumerate(self._groups) if g.dimension == "all"}
         self._eligible_n = [0] * len(groups)
         self._present_n = [0] * len(groups)
@@ -170,7 +181,10 @@ class MeasureProbe:
         self._previous_version = 0
         self._previous_index = 0
         self._engine_texts: set[str] = set()
-        self._snapshots: list[tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = []
+        # Per request: its number, and the eligible, present and recoverable counts of every group,
+        # laid end to end in machine integers (the frame reads them as arrays without a conversion).
+        self._snapshot_requests = array("q")
+        self._snapshot_counts = (array("q"), array("q"), array("q"))
         self._retentions: list[float] = []
         self._kind_sums: dict[str, list[float]] = {}
         self._task_checks = [0, 0]
@@ -227,18 +241,8 @@ class MeasureProbe:
         del found_list[keep:]
         found_list += suffix_found
 
-        recheck: list[int] = []
-        for t in flipped:  # the touched targets whose presence changed
-            if not self._eligible[t]:
-                continue
-            now = counts[t] > 0
-            delta = 1 if now else -1
-            for g in self._groups_of[t]:
-                self._present_n[g] += delta
-            if not now:
-                recheck.append(t)
-            elif t in self._reach:
-                self._forget_reach(t)
+        # The touched targets whose presence changed move their groups' counts.
+        recheck = self._flip_many(flipped) if len(flipped) >= _VECTOR_FLIPS else self._flip_each(flipped)
         order, targets = self._order, self._targets
         while self._next < len(order) and targets[order[self._next]].message_index < ti:
             t = order[self._next]
@@ -285,6 +289,44 @@ class MeasureProbe:
         self._previous_version = view.history_version
         self._previous_index = ti
         return row
+
+    def _flip_each(self, flipped: list[int]) -> list[int]:
+        """For each eligible target of ``flipped`` (its presence changed), move its groups' present
+        counts and forget its recovery if it is present now; returns those now absent, to recheck."""
+        counts, recheck = self._counts, []
+        for t in flipped:
+            if not self._eligible[t]:
+                continue
+            now = counts[t] > 0
+            delta = 1 if now else -1
+            for g in self._groups_of[t]:
+                self._present_n[g] += delta
+            if not now:
+                recheck.append(t)
+            elif t in self._reach:
+                self._forget_reach(t)
+        return recheck
+
+    def _flip_many(self, flipped: list[int]) -> list[int]:
+        """:meth:`_flip_each` for many targets, in numpy: the group counts move by their sums per
+        group (no Python step per target)."""
+        changed = np.array(flipped, dtype=np.int64)
+        changed = changed[np.frombuffer(self._eligible, dtype=np.uint8)[changed] != 0]
+        if not len(changed):
+            return []
+        counts = self._counts
+        now = np.fromiter(map(counts.__getitem__, changed.tolist()), dtype=np.int64, count=len(changed)) > 0
+        groups = self._group_matrix[changed]  # a target's groups, padded with the spare group
+        deltas = np.broadcast_to(np.where(now, 1, -1)[:, None], groups.shape)
+        net = np.bincount(groups.ravel(), weights=deltas.ravel(), minlength=len(self._groups) + 1)
+        present_n = self._present_n
+        for g in np.flatnonzero(net[:-1]).tolist():
+            present_n[g] += int(net[g])
+        if self._reach:
+            for t in changed[now].tolist():
+                if t in self._reach:
+                    self._forget_reach(t)
+        return changed[~now].tolist()  # type: ignore[no-any-return]
 
     def _suffix_found(
         self, suffix: Sequence[Message], keep: int, touched: dict[int, bool]
@@ -371,6 +413,14 @@ class MeasureProbe:
         recording in ``touched`` whether each target was present before. Returns the targets whose
         presence changed (what ``observe`` needs of either does not depend on their order)."""
         counts = self._counts
+        arrived = list(chain.from_iterable(came)) if came and not left and not touched else None
+        if arrived is not None and (len(came) == 1 or len(set(arrived)) == len(arrived)):
+            # Rows came and none left (an appended turn, most requests), holding distinct targets: each
+            # count goes up by one, read and written back at C level.
+            before = list(map(counts.__getitem__, arrived))
+            touched.update(zip(arrived, map(bool, before), strict=True))
+            deque(map(counts.__setitem__, arrived, map((1).__add__, before)), maxlen=0)  # run for its effect
+            return list(compress(arrived, map(not_, before)))  # absent before, present now
         n_left = sum(map(len, left))
         n_came = sum(map(len, came))
         if n_left + n_came < _VECTOR_MIN:
@@ -588,24 +638,28 @@ class MeasureProbe:
         return out
 
     def _record_groups(self, request: int) -> None:
-        # Three tuple copies per request; the long-form frame is built once, vectorised (frames()).
-        # Tuples of ints, which the garbage collector stops tracking (list copies would stay tracked).
-        self._snapshots.append((request, tuple(self._eligible_n), tuple(self._present_n), tuple(self._recoverable_n)))
+        # Three copies of the counts per request, into flat buffers (no object per request); the
+        # long-form frame is built once, vectorised (frames()).
+        self._snapshot_requests.append(request)
+        eligible, present, recoverable = self._snapshot_counts
+        eligible.extend(self._eligible_n)
+        present.extend(self._present_n)
+        recoverable.extend(self._recoverable_n)
 
     def _probe_frame(self, labels: Mapping[str, Any]) -> pd.DataFrame:
         """One row per request and group with eligible targets, request-major, groups in order."""
         columns = ["request", "kind", "dimension", "group", "eligible", "in_context", "recoverable"]
-        snapshots = self._snapshots
-        if not snapshots or not self._groups:
+        if not self._snapshot_requests or not self._groups:
             return _labelled(columns, None, labels)
-        eligible = np.array([s[1] for s in snapshots], dtype=np.int64)
+        width = len(self._groups)
+        eligible, present, recoverable = (
+            np.frombuffer(counts, dtype=np.int64).reshape(-1, width) for counts in self._snapshot_counts
+        )
         mask = eligible > 0
         if not mask.any():
             return _labelled(columns, None, labels)
         rows, cols = np.nonzero(mask)  # row-major: request by request, groups in order
-        requests = np.array([s[0] for s in snapshots], dtype=np.int64)
-        present = np.array([s[2] for s in snapshots], dtype=np.int64)
-        recoverable = np.array([s[3] for s in snapshots], dtype=np.int64)
+        requests = np.frombuffer(self._snapshot_requests, dtype=np.int64)
         names = {
             name: _strings([getattr(g, attr) for g in self._groups], cols)
             for name, attr in (("kind", "kind"), ("dimension", "dimension"), ("group", "value"))
@@ -863,7 +917,10 @@ def _labelled(
     if isinstance(data, list):  # rows (a few per compaction): pandas infers each column
         return _insert_labels(pd.DataFrame(data, columns=columns), tuple(labels.items()))
     n = len(data[columns[0]])
-    lead = {name: np.full(n, value, dtype=object) for name, value in labels.items()}
+    # Each label a take of one value: pandas infers its type once, not over n copies (a string
+    # label of a 43,000-row frame: 0.2 ms against 6.6 ms).
+    every_row = np.zeros(n, dtype=np.intp)
+    lead = {name: _strings([value], every_row) for name, value in labels.items()}
     return pd.DataFrame({**lead, **data}, columns=[*labels, *columns])
 
 
@@ -878,7 +935,7 @@ def _insert_labels(frame: pd.DataFrame, labels: tuple[tuple[str, Any], ...]) -> 
     return frame
 
 
-def _strings(values: Sequence[str], index: np.ndarray) -> Any:
+def _strings(values: Sequence[Any], index: np.ndarray) -> Any:
     """``values[index]`` as a frame column. pandas infers a column's type value by value; here it
     infers it once over ``values`` (each distinct label once) and the column is a take of that."""
     return pd.Series(np.array(values, dtype=object)).array.take(index)

@@ -127,6 +127,18 @@ def identifiers(text: str) -> list[str]:
     """Identifier-like tokens of ``text``, in order of first occurrence, without duplicates."""
     if not text:
         return []
+    found, backticked = identifier_parts(text)
+    for token in backticked:
+        found.setdefault(token, None)
+    return list(found)
+
+
+def identifier_parts(text: str) -> tuple[dict[str, None], list[str]]:
+    """:func:`identifiers` of ``text`` in its two parts: the identifiers of its character runs, in
+    order of first occurrence, and then its backticked tokens (some may repeat a run's): the
+    identifiers are the first followed by those of the second it does not hold. Neither part spans a
+    line, and without ``://`` (a URL is completed from its first occurrence in the whole text) the
+    parts of a text are those of its lines laid end to end."""
     if "</" in text:
         text = _CLOSING_TAG.sub(" ", text)  # `</output>` is markup, not the path `/output`
     if not text.isascii():
@@ -135,12 +147,13 @@ def identifiers(text: str) -> list[str]:
         found = _ascii_url_identifiers(text)
     else:
         found = _ascii_identifiers(text)
+    backticked: list[str] = []
     if "`" in text:
         for match in _BACKTICKED.finditer(text):
             token = match.group(1).strip()
             if len(token) >= MIN_IDENTIFIER_CHARS and not _plain_word(token):
-                found.setdefault(token, None)
-    return list(found)
+                backticked.append(token)
+    return found, backticked
 
 
 def _plain_word(token: str) -> bool:

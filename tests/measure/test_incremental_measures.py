@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import bisect
 import random
+import re
 
 import pandas as pd
+import pytest
 
 from contextlab import load_dataset, replay
 from contextlab.host.observers import RequestView
+from contextlab.measure import probe as probe_module
 from contextlab.measure.faithfulness import (
     _DONE,
     _ENGINE_ID,
@@ -26,6 +29,7 @@ from contextlab.measure.faithfulness import (
     _SENTENCE,
     FaithfulnessMemo,
     _done_names,
+    _status_of,
     check_summaries,
 )
 from contextlab.measure.probe import ITEM_COLUMNS, MeasureProbe, _diff_keys
@@ -66,10 +70,19 @@ def _summary(rng: random.Random) -> str:
     sentences = []
     for _ in range(rng.randint(1, 5)):
         name = rng.choice([*NAMES, "src/app_9.py", "unknown-7781"])  # some never in any source
+        if rng.random() < 0.2:
+            name = f"`{rng.choice([name, 'ContextEngine', 'getUser'])}`"  # the last two: backticked only
         sentences.append(f"{name} {rng.choice(STATUS)}.")
     if rng.random() < 0.3:
         sentences.append("All tests passed.")
-    return " ".join(sentences)
+    if rng.random() < 0.2:
+        # A URL is completed from its first occurrence in the whole summary, which may be another line.
+        url = "at https://ci.example/build-4417 ok. Was xhttps://ci.example/build-4417?run=2 done"
+        sentences.append(rng.choice(["See `sum_0a1b2c3d`.", "Ref `build-4417` done", *url.split(". ")]))
+    # Iterative summaries are written in lines (read line by line, from a memo): some breaks inside
+    # a sentence's spacing, blank lines, trailing spaces.
+    separators = [" ", " ", "\n", ".\n\n", " \n  ", "\r\n"]
+    return "".join(f"{sentence}{rng.choice(separators)}" for sentence in sentences).rstrip(" ")
 
 
 def _naive(summaries: list[str], source: str, verified: set[str]) -> tuple[int, list[str], list[str], int]:
@@ -102,6 +115,43 @@ def _naive(summaries: list[str], source: str, verified: set[str]) -> tuple[int, 
             if flags and all(not_done and not done for done, not_done in flags):
                 upgrades.append(sentence.strip()[:200])
     return len(claimed), unsupported, upgrades, undetermined
+
+
+# The status rule as first written (kept here as the reference the word lists must equal).
+_DONE_RULE = re.compile(
+    r"\b(?:pass(?:ed|es|ing)?|fixed|resolved|completed?|done|succeed(?:ed|s)?|success(?:ful(?:ly)?)?|merged|works|green)\b",
+    re.I,
+)
+_NOT_DONE_RULE = re.compile(
+    r"\b(?:fail(?:ed|s|ing|ure)?|error|broken|started|in progress|todo|pending|proposed|not yet|still|red)\b", re.I
+)
+_PIECES = [
+    *("pass", "passed", "PASSES", "passing", "passe", "xpass", "pass1", "pass_", "-passed-", "Fixed", "completes"),
+    *("successfully", "successes", "works", "worksheet", "green", "greenish", "done.", "(done)", "undone"),
+    *("fail", "FAILURE", "failings", "error", "errors", "error:", "red", "redo", "Red.", "in progress", "in  progress"),
+    *("not yet", "notyet", "still", "stills", "todo", "TODO:", "pending", "café", "naïve done", "déjà vu"),
+    *(" ", " ", " ", "_", "-", ".", "/", "1", "\t"),
+]
+
+
+def test_status_words_say_what_the_written_rule_says() -> None:
+    rng = random.Random(7)
+    for _ in range(4000):
+        line = "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 6)))
+        want = (bool(_DONE_RULE.search(line)), bool(_NOT_DONE_RULE.search(line)))
+        assert _status_of(line) == want, line
+        assert (bool(_DONE.search(line)), bool(_NOT_DONE.search(line))) == want, line
+
+
+def test_a_url_is_read_from_its_first_occurrence_in_the_whole_summary() -> None:
+    # Read line by line, the second line would claim the URL the source holds; the summary as a whole
+    # completes it from its first occurrence, on the first line, as identifiers() does.
+    summary = "Was xhttps://ci.example/b-4417?run=2 seen\nThe https://ci.example/b-4417 run passed."
+    source = "The https://ci.example/b-4417 run started"
+    assert identifiers(summary) == ["https://ci.example/b-4417?run=2"]
+    assert check_summaries([summary], [source], memo=FaithfulnessMemo()).unsupported == [
+        "https://ci.example/b-4417?run=2"
+    ]
 
 
 def test_faithfulness_by_rows_equals_the_joined_source_as_history_grows_and_shrinks() -> None:
@@ -239,11 +289,16 @@ def test_compaction_diff_tallies_equal_classifying_every_target_of_the_previous_
         assert any(row["identifier_kept"] and row["identifier_removed"] for row in probe._diff_rows)
 
 
-def test_target_counts_follow_rows_that_move_repeat_leave_and_come_back() -> None:
+@pytest.mark.parametrize("vector_flips", [1, 10**9], ids=["group-sums-in-numpy", "group-sums-one-by-one"])
+def test_target_counts_follow_rows_that_move_repeat_leave_and_come_back(
+    vector_flips: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The probe carries each target's count from one request to the next by the rows that left and
     came (compared as multisets of row objects, summed in numpy when many change): after every
     request each count equals the number of the request's rows that hold the target, and the group
-    presence sums match the counts, whatever the rows did (moved, repeated, dropped, brought back)."""
+    presence sums match the counts, whatever the rows did (moved, repeated, dropped, brought back),
+    whether the groups of the targets that changed move one by one or summed in numpy."""
+    monkeypatch.setattr(probe_module, "_VECTOR_FLIPS", vector_flips)
     transcript = load_dataset("coding-agent-short")
     probe = MeasureProbe()
     probe.bind(transcript)
