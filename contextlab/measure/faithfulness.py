@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, filterfalse
+from operator import itemgetter, not_
 from typing import Protocol
 
 import ahocorasick_rs
@@ -73,7 +75,8 @@ def _status_of(line: str) -> tuple[bool, bool]:
 
 def _done_names(sentence: str) -> list[str] | None:
     """The identifiers a sentence reports as done ([] for none named), or None if it reports nothing done."""
-    if not _DONE.search(sentence) or _NOT_DONE.search(sentence):
+    done, not_done = _status_of(sentence)
+    if not done or not_done:
         return None
     return [t for t in identifiers(sentence) if not _ENGINE_ID.match(t)]
 
@@ -237,7 +240,9 @@ def _text_claims(text: str, sentences: dict[str, list[str] | None], *, whole: bo
     own = {token: None for token in runs if not _ENGINE_ID.match(token)}
     done: list[tuple[str, list[str]]] = []
     undetermined = 0
-    for sentence in _SENTENCE.split(text):
+    if not _status_of(text)[0]:
+        return _LineClaims(own, done, undetermined, tuple(t for t in ticks if not _ENGINE_ID.match(t)))
+    for sentence in _SENTENCE.split(text):  # some sentence may report something done
         if sentence in sentences:
             names = sentences[sentence]
         else:
@@ -256,15 +261,16 @@ def _line_status(
 ) -> dict[str, tuple[bool, bool]]:
     """For each of ``named`` that occurs in ``rows``: whether some line naming it says done, and
     whether some says not done (ORed over every line; a row is searched once per identifier)."""
-    entries = []
+    known = memo.rows
+    for row in list(filterfalse(known.__contains__, rows)):
+        known[row] = (set(), {})
+    # Most rows were searched for every named identifier at an earlier commit: they are told from
+    # the others at C level (a subset test each), and only the others are grouped for a search.
+    entries = list(map(known.__getitem__, rows))
+    searched = list(map(named.issubset, map(itemgetter(0), entries)))
     pending: dict[frozenset[str], list[tuple[str, set[str], dict[str, tuple[bool, bool]]]]] = {}
-    for row in rows:
-        entry = memo.rows.get(row)
-        if entry is None:
-            entry = memo.rows[row] = (set(), {})
-        entries.append(entry)
-        if not named <= entry[0]:
-            pending.setdefault(frozenset(named - entry[0]), []).append((row, *entry))
+    for row, (checked, found) in compress(zip(rows, entries, strict=True), map(not_, searched)):
+        pending.setdefault(frozenset(named - checked), []).append((row, checked, found))
     for missing, group in pending.items():
         # A row the index has scanned already holds the identifiers it knows exactly when its answer
         # holds their keys (one set intersection); the others, and every identifier in a row it has
@@ -285,9 +291,7 @@ def _line_status(
                 found[token] = _row_flags(row, token, memo.lines)
             checked |= missing
     status: dict[str, tuple[bool, bool]] = {}
-    for _checked, found in entries:
-        if not found:
-            continue
+    for found in filter(None, map(itemgetter(1), entries)):
         for token in found.keys() & named:
             flags = found[token]
             old = status.get(token)

@@ -32,8 +32,8 @@ from contextlab.measure.recovery import DEFAULT_K, Reach, RecoveryOracle
 from contextlab.measure.scan import RowScans, TextIndex
 from contextlab.measure.targets import KINDS, TargetSet, fact_targets_for, scans_for, targets_for
 from contextlab.measure.template import template_texts
-from contextlab.measure.text import message_payload
-from contextlab.messages import content_text, row_call_ids, wire_message
+from contextlab.measure.text import message_payload, wire_payload
+from contextlab.messages import content_text, row_call_ids
 from contextlab.transcripts.model import Transcript
 
 SUMMARY_KEY = hermes_texts.SUMMARY_KEY
@@ -143,9 +143,11 @@ class MeasureProbe:
         self._group_matrix = np.full((len(targets), _MAX_GROUPS), len(groups), dtype=np.int64)
         self._group_matrix[np.repeat(np.arange(len(targets)), sizes), np.arange(len(members)) - starts] = members
         self._all = {g.kind: i for i, g in enumerate(self._groups) if g.dimension == "all"}
-        self._eligible_n = [0] * len(groups)
-        self._present_n = [0] * len(groups)
-        self._recoverable_n = [0] * len(groups)
+        # Per group: targets eligible, in context and recoverable now (machine integers: a request's
+        # snapshot of them is three block copies).
+        self._eligible_n = array("q", bytes(8 * len(groups)))
+        self._present_n = array("q", bytes(8 * len(groups)))
+        self._recoverable_n = array("q", bytes(8 * len(groups)))
         if self.facts_only:
             # Only the facts: a small index of their own (the shared scans are by full target list).
             texts = [t.texts for t in targets]
@@ -638,8 +640,8 @@ class MeasureProbe:
         return out
 
     def _record_groups(self, request: int) -> None:
-        # Three copies of the counts per request, into flat buffers (no object per request); the
-        # long-form frame is built once, vectorised (frames()).
+        # Three block copies of the counts per request, into flat buffers (no object per request);
+        # the long-form frame is built once, vectorised (frames()).
         self._snapshot_requests.append(request)
         eligible, present, recoverable = self._snapshot_counts
         eligible.extend(self._eligible_n)
@@ -976,7 +978,7 @@ def _given_payload(message: Message) -> str:
     line holds nor what it says of them), so the probe's scans of the rows it saw sent answer it
     without a search. A row whose sent text is another one (``api_content``) keeps its own text:
     that is what the engine was given."""
-    return message_payload(message if message.get("api_content") else wire_message(message))
+    return message_payload(message) if message.get("api_content") else wire_payload(message)
 
 
 def _call_ids(rows: Iterable[Message]) -> Iterator[str]:

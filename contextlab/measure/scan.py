@@ -53,10 +53,7 @@ def targets_in(text_ids: Collection[int], targets_of_text: Sequence[tuple[int, .
         return _EMPTY
     if len(text_ids) == 1:
         return frozenset(targets_of_text[next(iter(text_ids))])
-    found: set[int] = set()
-    for i in text_ids:
-        found.update(targets_of_text[i])
-    return frozenset(found)
+    return frozenset(chain.from_iterable(map(targets_of_text.__getitem__, text_ids)))
 
 
 MEMO_PAYLOADS = 50_000

@@ -342,5 +342,5 @@ def test_target_counts_follow_rows_that_move_repeat_leave_and_come_back(
             if count and probe._eligible[t]:
                 for g in probe._groups_of[t]:
                     present[g] += 1
-        assert probe._present_n == present, f"request {request}"
+        assert list(probe._present_n) == present, f"request {request}"
         previous = rows
