@@ -18,7 +18,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, count, filterfalse, repeat
-from operator import is_, itemgetter, not_
+from operator import add, is_, itemgetter, not_
 from typing import Any
 
 import numpy as np
@@ -143,6 +143,7 @@ class MeasureProbe:
         self._group_matrix = np.full((len(targets), _MAX_GROUPS), len(groups), dtype=np.int64)
         self._group_matrix[np.repeat(np.arange(len(targets)), sizes), np.arange(len(members)) - starts] = members
         self._all = {g.kind: i for i, g in enumerate(self._groups) if g.dimension == "all"}
+        self._loss_groups = [(kind, column, self._all.get(kind)) for kind, column in _KIND_COLUMN.items()]
         # Per group: targets eligible, in context and recoverable now (machine integers: a request's
         # snapshot of them is three block copies).
         self._eligible_n = array("q", bytes(8 * len(groups)))
@@ -415,13 +416,18 @@ class MeasureProbe:
         recording in ``touched`` whether each target was present before. Returns the targets whose
         presence changed (what ``observe`` needs of either does not depend on their order)."""
         counts = self._counts
-        arrived = list(chain.from_iterable(came)) if came and not left and not touched else None
-        if arrived is not None and (len(came) == 1 or len(set(arrived)) == len(arrived)):
-            # Rows came and none left (an appended turn, most requests), holding distinct targets: each
-            # count goes up by one, read and written back at C level.
+        if came and not left and not touched:
+            # Rows came and none left (an appended turn, most requests): each count goes up by the
+            # number of new rows holding the target, read and written back at C level.
+            if len(came) == 1:
+                arrived, added = list(came[0]), None
+            else:
+                tally = Counter(chain.from_iterable(came))  # in order of first occurrence
+                arrived, added = list(tally), tally.values()
             before = list(map(counts.__getitem__, arrived))
             touched.update(zip(arrived, map(bool, before), strict=True))
-            deque(map(counts.__setitem__, arrived, map((1).__add__, before)), maxlen=0)  # run for its effect
+            after = map((1).__add__, before) if added is None else map(add, before, added)
+            deque(map(counts.__setitem__, arrived, after), maxlen=0)  # run for its effect
             return list(compress(arrived, map(not_, before)))  # absent before, present now
         n_left = sum(map(len, left))
         n_came = sum(map(len, came))
@@ -593,15 +599,18 @@ class MeasureProbe:
 
     def _loss_columns(self, committed: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for kind, column in _KIND_COLUMN.items():
-            g = self._all.get(kind)
-            eligible = self._eligible_n[g] if g is not None else 0
-            value = self._present_n[g] / eligible if g is not None and eligible else math.nan
-            out[column] = value
-            if eligible:
-                sums = self._kind_sums.setdefault(kind, [0.0, 0.0])
-                sums[0] += value
-                sums[1] += 1
+        eligible_n, present_n, kind_sums = self._eligible_n, self._present_n, self._kind_sums
+        for kind, column, g in self._loss_groups:
+            eligible = eligible_n[g] if g is not None else 0
+            if not eligible:
+                out[column] = math.nan
+                continue
+            out[column] = value = present_n[g] / eligible
+            sums = kind_sums.get(kind)
+            if sums is None:
+                sums = kind_sums[kind] = [0.0, 0.0]
+            sums[0] += value
+            sums[1] += 1
         active = self._active
         if active is None:
             out["active_task_in_context"] = None

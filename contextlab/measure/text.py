@@ -25,6 +25,9 @@ def message_payload(message: Message) -> str:
     Arguments are JSON: a fact with quotes or newlines appears escaped in the raw string, so the
     decoded values are added as well (engines.md §6: "match tool JSON both raw and unescaped").
     """
+    if not message.get("tool_calls"):  # most rows: the payload is the content's text
+        content = message.get("content")
+        return content if isinstance(content, str) else content_text(message)
     parts = [content_text(message)]
     for call in tool_calls(message):
         arguments = tool_call_arguments(call)
