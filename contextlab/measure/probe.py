@@ -200,7 +200,7 @@ class MeasureProbe:
         self._faith.update({"summary_status_upgrades": 0, "summary_status_undetermined": 0})
         self._faith_rows: list[dict[str, Any]] = []
         self._faith_memo = FaithfulnessMemo()
-        self._history_payloads: dict[int, tuple[Message, str]] = {}
+        self._history_payloads: dict[int, tuple[Any, Any, bool, str]] = {}
         self._template: tuple[str, ...] | None = None  # built at the first summary checked
         self._occurrences: dict[int, tuple[int, ...]] | None = None
         self._oracle: RecoveryOracle | None = None
@@ -419,8 +419,15 @@ class MeasureProbe:
         if came and not left and not touched:
             # Rows came and none left (an appended turn, most requests): each count goes up by the
             # number of new rows holding the target, read and written back at C level.
+            added: Iterable[int] | None = None  # None: one each
             if len(came) == 1:
-                arrived, added = list(came[0]), None
+                arrived = list(came[0])
+            elif len(came) == 2:  # a call and its result
+                first, second = came
+                both = first & second
+                arrived = [*first, *filterfalse(both.__contains__, second)] if both else [*first, *second]
+                if both:
+                    added = map((1).__add__, map(both.__contains__, arrived))
             else:
                 tally = Counter(chain.from_iterable(came))  # in order of first occurrence
                 arrived, added = list(tally), tally.values()
@@ -602,7 +609,7 @@ class MeasureProbe:
         eligible_n, present_n, kind_sums = self._eligible_n, self._present_n, self._kind_sums
         for kind, column, g in self._loss_groups:
             eligible = eligible_n[g] if g is not None else 0
-            if not eligible:
+            if g is None or not eligible:
                 out[column] = math.nan
                 continue
             out[column] = value = present_n[g] / eligible
@@ -798,17 +805,21 @@ class MeasureProbe:
 
     def _source_rows(self, before: Sequence[Message], appended: range) -> list[str]:
         """The payloads of what the engine summarised: the history before the commit, then the
-        transcript rows appended since. A history row keeps its payload (by identity) from one
-        commit to the next; transcript rows' payloads were rendered once with the targets."""
-        memo = self._history_payloads
-        kept: dict[int, tuple[Message, str]] = {}
+        transcript rows appended since. A history row's payload is a function of its content and
+        tool-call objects (and whether it carries ``api_content``): a commit hands over copies of the
+        rows it keeps that share those objects, so the payload, and the hash of it the check's memos
+        look up, is computed once while they stay in the history; transcript rows' payloads were
+        rendered once with the targets."""
+        memo = self._history_payloads  # id(content) -> (content, tool calls, api_content?, payload)
+        kept: dict[int, tuple[Any, Any, bool, str]] = {}
         rows = []
         for message in before:
-            hit = memo.get(id(message))
-            if hit is None or hit[0] is not message:
-                hit = (message, _given_payload(message))
-            kept[id(message)] = hit
-            rows.append(hit[1])
+            content, calls, own = message.get("content"), message.get("tool_calls"), bool(message.get("api_content"))
+            hit = memo.get(id(content))
+            if hit is None or hit[0] is not content or hit[1] is not calls or hit[2] is not own:
+                hit = (content, calls, own, _given_payload(message))
+            kept[id(content)] = hit
+            rows.append(hit[3])
         self._history_payloads = kept  # only rows still in the history: memory stays one history
         transcript = self._scans.payloads
         rows.extend(transcript[i] for i in appended)
