@@ -32,8 +32,8 @@ from contextlab.measure.recovery import DEFAULT_K, Reach, RecoveryOracle
 from contextlab.measure.scan import RowScans, TextIndex
 from contextlab.measure.targets import KINDS, TargetSet, fact_targets_for, scans_for, targets_for
 from contextlab.measure.template import template_texts
-from contextlab.measure.text import message_payload, wire_payload
-from contextlab.messages import content_text, row_call_ids
+from contextlab.measure.text import message_payload
+from contextlab.messages import content_text, row_call_ids, wire_message
 from contextlab.transcripts.model import Transcript
 
 SUMMARY_KEY = hermes_texts.SUMMARY_KEY
@@ -998,7 +998,7 @@ def _given_payload(message: Message) -> str:
     line holds nor what it says of them), so the probe's scans of the rows it saw sent answer it
     without a search. A row whose sent text is another one (``api_content``) keeps its own text:
     that is what the engine was given."""
-    return message_payload(message) if message.get("api_content") else wire_payload(message)
+    return message_payload(message if message.get("api_content") else wire_message(message))
 
 
 def _call_ids(rows: Iterable[Message]) -> Iterator[str]:

@@ -31,10 +31,10 @@ from contextlab.measure.text import (
     forget_identifiers,
     identifiers,
     is_continuation,
+    message_payload,
     task_text,
-    wire_payload,
 )
-from contextlab.messages import content_text, tool_calls
+from contextlab.messages import content_text, tool_calls, wire_message
 from contextlab.transcripts.model import FENCED_ACTIONS, Transcript, written_by_person
 
 KINDS = ("fact", "identifier", "error", "artifact", "instruction", "task")
@@ -169,7 +169,7 @@ def _build(transcript: Transcript) -> tuple[TargetSet, RowScans]:
     # Each row's payload as a replay sends it (the wire form: string content stripped, tool-call
     # arguments as sorted-key JSON): the scans extraction stores then answer the rows a replay sends
     # without scanning them again.
-    payloads = list(map(wire_payload, transcript.messages))
+    payloads = [message_payload(wire_message(m)) for m in transcript.messages]
     key = target_store.key_of(transcript)
     stored = target_store.load(key) if key is not None else None
     extracted = _decode(stored, len(payloads)) if stored is not None else None

@@ -16,7 +16,7 @@ import ahocorasick_rs
 from contextlab.engine import Message
 from contextlab.engines.summarizers.extractive import error_fingerprint  # one fingerprint rule for engines and probes
 from contextlab.engines.tooltext import first_error_line
-from contextlab.messages import content_text, tool_call_arguments, tool_calls, wire_message
+from contextlab.messages import content_text, tool_call_arguments, tool_calls
 
 
 def message_payload(message: Message) -> str:
@@ -43,21 +43,6 @@ def message_payload(message: Message) -> str:
         else:
             parts.append(json.dumps(decoded, ensure_ascii=False))
     return "\n".join(parts)
-
-
-def wire_payload(message: Message) -> str:
-    """``message_payload(wire_message(message))``: the payload of the row a request sends. A row whose
-    wire form only strips its content (ASCII text, no tool calls, no ``api_content``; most rows of a
-    session) gives its stripped content without the wire form being built."""
-    content = message.get("content")
-    if (
-        isinstance(content, str)
-        and content.isascii()
-        and not message.get("tool_calls")
-        and "api_content" not in message
-    ):
-        return content.strip()
-    return message_payload(wire_message(message))
 
 
 # Identifier shapes (the Hermes anchor index, engines.md §5.0): URLs, paths, SHAs, UUIDs, #refs,

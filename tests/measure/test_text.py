@@ -8,16 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextlab.measure.recovery import fact_key
-from contextlab.measure.text import (
-    constraint_sentences,
-    error_fingerprint,
-    error_lines,
-    identifiers,
-    message_payload,
-    task_text,
-    wire_payload,
-)
-from contextlab.messages import wire_message
+from contextlab.measure.text import constraint_sentences, error_fingerprint, error_lines, identifiers, task_text
 
 
 def test_identifiers_find_each_shape_once_in_order() -> None:
@@ -316,22 +307,3 @@ def test_identifier_targets_of_new_lines_equal_whole_payload_scans_on_sessions(s
     ]
     for t in transcripts:
         _assert_new_lines_give_the_whole_payloads_result([message_payload(m) for m in t.messages])
-
-
-def test_wire_payload_is_the_payload_of_the_wire_form() -> None:
-    call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"b": 1, "a": "x\\ny"}'}}
-    rows = [
-        {"role": "tool", "tool_call_id": "c1", "content": "  ok: src/a.py\n"},
-        {"role": "user", "content": "\tplain ask  "},
-        {"role": "user", "content": " déjà vu ", "message_uid": "u1"},
-        {"role": "user", "content": "lone \ud800 surrogate "},
-        {"role": "user", "content": "shown", "api_content": "  sent instead "},
-        {"role": "assistant", "content": "", "api_content": ""},
-        {"role": "assistant", "content": " calling ", "tool_calls": [call]},
-        {"role": "assistant", "content": None, "tool_calls": []},
-        {"role": "developer", "content": " system words "},
-        {"role": "user", "content": [{"type": "text", "text": " part one "}, "part two"]},
-        {"role": "tool", "content": None},
-    ]
-    for row in rows:
-        assert wire_payload(row) == message_payload(wire_message(row)), row
