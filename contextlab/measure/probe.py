@@ -277,11 +277,12 @@ class MeasureProbe:
             for t in recheck:
                 if targets[t].kind == "fact":
                     self._set_reach(t, self._oracle.reach(targets[t].texts[0]))
-        row.update(self._fact_columns())
+        # Each part writes its columns into the row (no dict per part and request).
+        self._fact_columns(row)
         if not self.facts_only:
-            row.update(self._refetch(ti))
-            row.update(self._loss_columns(committed))
-            row.update(self._break_columns(view))
+            self._refetch(ti, row)
+            self._loss_columns(committed, row)
+            self._break_columns(view, row)
             self._record_groups(view.request)
         self._previous = messages
         self._previous_found = found_list
@@ -560,24 +561,25 @@ class MeasureProbe:
             for g in self._groups_of[t]:
                 self._recoverable_n[g] -= 1
 
-    def _fact_columns(self) -> dict[str, Any]:
+    def _fact_columns(self, out: dict[str, Any]) -> None:
         g = self._all.get("fact")
         if not self._has_facts or g is None:
             if self.facts_only:
-                return {"facts_eligible": 0, "facts_in_context": 0, "fact_retention": math.nan}
-            return {}
+                out.update(facts_eligible=0, facts_in_context=0, fact_retention=math.nan)
+            return
         eligible, present = self._eligible_n[g], self._present_n[g]
         retention = present / eligible if eligible else math.nan
         if eligible:
             self._retentions.append(retention)
-        out: dict[str, Any] = {"facts_eligible": eligible, "facts_in_context": present, "fact_retention": retention}
+        out["facts_eligible"] = eligible
+        out["facts_in_context"] = present
+        out["fact_retention"] = retention
         if not self.facts_only:
             recoverable = self._recoverable_n[g]
             out["facts_recoverable"] = recoverable
             out["fact_retention_recoverable"] = (present + recoverable) / eligible if eligible else math.nan
-        return out
 
-    def _refetch(self, ti: int) -> dict[str, Any]:
+    def _refetch(self, ti: int, out: dict[str, Any]) -> None:
         missing = 0
         calls: set[str] = set()
         needs = self._needs
@@ -595,17 +597,16 @@ class MeasureProbe:
                     self._refetch_calls.add(call)
                     self._refetch_tokens += self._tool_tokens(t)
         self._refetch_missing += missing
-        if not self._has_facts:
-            return {}
-        return {"refetch_missing": missing, "refetch_calls": len(calls)}
+        if self._has_facts:
+            out["refetch_missing"] = missing
+            out["refetch_calls"] = len(calls)
 
     def _tool_tokens(self, t: int) -> int:
         from contextlab.tokens import estimate_tokens_rough
 
         return estimate_tokens_rough(content_text(self._transcript.messages[self._targets[t].message_index]))
 
-    def _loss_columns(self, committed: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def _loss_columns(self, committed: bool, out: dict[str, Any]) -> None:
         eligible_n, present_n, kind_sums = self._eligible_n, self._present_n, self._kind_sums
         for kind, column, g in self._loss_groups:
             eligible = eligible_n[g] if g is not None else 0
@@ -628,22 +629,22 @@ class MeasureProbe:
             self._task_checks[1] += 1
             if committed and not present:
                 self._task_lost_after_commit += 1
-        return out
 
-    def _break_columns(self, view: RequestView) -> dict[str, Any]:
+    def _break_columns(self, view: RequestView, out: dict[str, Any]) -> None:
         previous = self._previous
-        out: dict[str, Any] = {"break_segment": None, "break_position": None, "break_tokens": 0}
         if not previous:
-            return out
+            out.update(break_segment=None, break_position=None, break_tokens=0)
+            return
         tools = view.tools
         old_tools = self._previous_tools
         if old_tools is not tools and old_tools != tools:
             out.update(break_segment="tools", break_position=0)
             out["break_tokens"] = max(0, self._previous_prompt - view.fixed_overhead_tokens)
-            return out
+            return
         p = view.prefix_messages
         if p >= len(previous):
-            return out
+            out.update(break_segment=None, break_position=None, break_tokens=0)
+            return
         old = previous[p]
         role = old.get("role")
         if role == "system":
@@ -653,7 +654,6 @@ class MeasureProbe:
         else:
             segment = {"tool": "tool_result"}.get(str(role), str(role))
         out.update(break_segment=segment, break_position=p, break_tokens=sum(self._previous_tokens[p:]))
-        return out
 
     def _record_groups(self, request: int) -> None:
         # Three block copies of the counts per request, into flat buffers (no object per request);
