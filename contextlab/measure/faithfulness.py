@@ -166,16 +166,16 @@ def check_summaries(
         done_sentences += claims.done
         out.undetermined += claims.undetermined
     out.identifiers = len(claimed)
-    joined: str | None = None
-    for token in claimed:
-        if token in known:
-            continue
-        if joined is None:
-            joined = "\n".join(rows)
-        if token in joined:  # a C-speed substring search; a truncated identifier still matches
-            known.add(token)
-        else:
-            out.unsupported.append(token)
+    unverified = [token for token in claimed if token not in known]
+    if unverified:
+        # Which occur anywhere in the source (a truncated identifier still does): one pass of an
+        # automaton of them all over the joined rows, not one substring search of it per identifier.
+        occurring = _searcher(unverified)("\n".join(rows))
+        for token in unverified:
+            if token in occurring:
+                known.add(token)
+            else:
+                out.unsupported.append(token)
     named = {t for _sentence, names in done_sentences for t in names if t in known}
     if not named:
         return out
@@ -201,14 +201,17 @@ class _LineClaims:
     """Its backticked identifiers (a line's: those after its runs' in :func:`identifier_parts`)."""
 
 
+_NO_CLAIMS = _LineClaims({}, [], 0)
+"""What a text without identifiers or done-sentences claims (shared: never changed)."""
+
+
 def _summary_claims(summary: str, memo: FaithfulnessMemo) -> _LineClaims:
     """What ``summary`` claims, from what its lines claim (kept in ``memo``: an iterative summary
     repeats most of its lines from one commit to the next). No sentence or identifier spans a line
     (``_SENTENCE`` breaks at every line break), so the summary's are its lines' laid end to end, the
-    backticked identifiers after those of the runs as :func:`identifiers` orders them. A summary with
-    a URL is read whole: a URL is completed from its first occurrence in the text."""
-    if "://" in summary:
-        return _text_claims(summary, memo.sentences, whole=True)
+    backticked identifiers after those of the runs as :func:`identifiers` orders them. The
+    identifiers of a summary with a URL are read from it whole: a URL is completed from its first
+    occurrence in the text, which may be on another line."""
     known = memo.summary_lines
     found: dict[str, None] = {}
     backticked: dict[str, None] = {}
@@ -217,32 +220,35 @@ def _summary_claims(summary: str, memo: FaithfulnessMemo) -> _LineClaims:
     for line in summary.split("\n"):
         claims = known.get(line)
         if claims is None:
-            claims = known[line] = _text_claims(line, memo.sentences, whole=False)
+            claims = known[line] = _line_claims(line, memo.sentences)
+        if claims is _NO_CLAIMS:
+            continue  # most lines of a summary: headings, prose without identifiers
         found.update(claims.identifiers)
         if claims.backticked:
             backticked.update(dict.fromkeys(claims.backticked))
         if claims.done:
             done += claims.done
         undetermined += claims.undetermined
-    for token in backticked:
-        found.setdefault(token, None)
+    if "://" in summary:
+        found = {token: None for token in identifiers(summary) if not _ENGINE_ID.match(token)}
+    else:
+        for token in backticked:
+            found.setdefault(token, None)
     return _LineClaims(found, done, undetermined)
 
 
-def _text_claims(text: str, sentences: dict[str, list[str] | None], *, whole: bool) -> _LineClaims:
-    """What ``text`` claims (``whole``: the identifiers include its backticked ones; else they are
-    kept apart, for :func:`_summary_claims` to place)."""
-    runs, ticks = identifier_parts(text) if text else ({}, [])
-    if whole:
-        for token in ticks:
-            runs.setdefault(token, None)
-        ticks = []
+def _line_claims(line: str, sentences: dict[str, list[str] | None]) -> _LineClaims:
+    """What one line claims: the identifiers of its runs and its backticked ones apart (for
+    :func:`_summary_claims` to place), and its done-sentences (looked for only when a done word is in
+    the line)."""
+    runs, ticks = identifier_parts(line) if line else ({}, [])
     own = {token: None for token in runs if not _ENGINE_ID.match(token)}
+    backticked = tuple(token for token in ticks if not _ENGINE_ID.match(token))
+    if not _status_of(line)[0]:
+        return _LineClaims(own, [], 0, backticked) if own or backticked else _NO_CLAIMS
     done: list[tuple[str, list[str]]] = []
     undetermined = 0
-    if not _status_of(text)[0]:
-        return _LineClaims(own, done, undetermined, tuple(t for t in ticks if not _ENGINE_ID.match(t)))
-    for sentence in _SENTENCE.split(text):  # some sentence may report something done
+    for sentence in _SENTENCE.split(line):  # some sentence may report something done
         if sentence in sentences:
             names = sentences[sentence]
         else:
@@ -253,7 +259,7 @@ def _text_claims(text: str, sentences: dict[str, list[str] | None], *, whole: bo
             done.append((sentence.strip()[:200], names))
         else:
             undetermined += 1
-    return _LineClaims(own, done, undetermined, tuple(t for t in ticks if not _ENGINE_ID.match(t)))
+    return _LineClaims(own, done, undetermined, backticked)
 
 
 def _line_status(
