@@ -46,12 +46,12 @@ _NOT_DONE = _whole_words(_NOT_DONE_WORDS)
 _STATUS_WORDS = ahocorasick_rs.AhoCorasick([*_DONE_WORDS, *_NOT_DONE_WORDS])
 """Both word lists in one automaton, for lowercased ASCII lines: one pass finds every candidate (a
 regular-expression search tries each alternative at each position, four times slower on the lines
-of a session), and a candidate counts when it is a whole word, as ``\b`` would have it."""
+of a session), and a candidate counts when it is a whole word, as a word boundary would have it."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _word_character(character: str) -> bool:
-    """What ``\w`` matches (the characters a ``\b`` tells from the others)."""
+    """Whether a regular expression's word class matches ``character`` (what a word boundary tells apart)."""
     return character.isalnum() or character == "_"
 
 
