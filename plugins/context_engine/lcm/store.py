@@ -41,6 +41,10 @@ class Node:
     parent_id: str | None = None
 
 
+LITERAL_SEARCHES_KEPT = 4096
+"""Needles whose hits a store keeps between searches (beyond this it starts over)."""
+
+
 @dataclass
 class Store:
     """Rows by store id (``m<n>``) and uid; nodes by id (``sum_<sha256[:16]>``)."""
@@ -62,6 +66,9 @@ class Store:
     _corpus_rows: list[int] = field(default_factory=list, repr=False)
     _non_ascii_rows: list[int] = field(default_factory=list, repr=False)
     _corpus_seen: int = field(default=0, repr=False)  # rows looked at so far
+    # Per needle searched: how much of the corpus that search covered, and its hits there. The corpus
+    # only grows (rows are never changed), so the next search of the needle reads only what came since.
+    _literal_hits: dict[str, tuple[int, list[tuple[int, int, int]]]] = field(default_factory=dict, repr=False)
 
     def ingest(self, messages: list[dict[str, Any]]) -> None:
         """Add every message not seen yet (keyed by ``message_uid``; summary rows are skipped)."""
@@ -135,13 +142,20 @@ class Store:
         """
         self._extend_corpus()
         corpus, starts, ends, rows = self._corpus, self._corpus_starts, self._corpus_ends, self._corpus_rows
-        found: list[tuple[int, int, int]] = []
-        at = corpus.find(needle)
-        while at != -1:
-            k = bisect_right(starts, at) - 1
-            found.append((rows[k], corpus.count(needle, starts[k], ends[k]), at - starts[k]))
-            at = corpus.find(needle, ends[k])
-        return found, self._non_ascii_rows
+        searched, found = self._literal_hits.get(needle, (0, []))
+        if searched < len(corpus):
+            # The part searched before is a prefix of the corpus, ending at a row's end: no match
+            # spans it, and its hits are the same (a recall oracle repeats each search every commit).
+            found = list(found)
+            at = corpus.find(needle, searched)
+            while at != -1:
+                k = bisect_right(starts, at) - 1
+                found.append((rows[k], corpus.count(needle, starts[k], ends[k]), at - starts[k]))
+                at = corpus.find(needle, ends[k])
+            if len(self._literal_hits) >= LITERAL_SEARCHES_KEPT:
+                self._literal_hits.clear()
+            self._literal_hits[needle] = (len(corpus), found)
+        return list(found), self._non_ascii_rows
 
     def _extend_corpus(self) -> None:
         """Join the lowered texts of the ASCII rows stored since the last search to the corpus."""
