@@ -26,8 +26,7 @@ def message_payload(message: Message) -> str:
     decoded values are added as well (engines.md §6: "match tool JSON both raw and unescaped").
     """
     if not message.get("tool_calls"):  # most rows: the payload is the content's text
-        content = message.get("content")
-        return content if isinstance(content, str) else content_text(message)
+        return content_text(message)
     parts = [content_text(message)]
     for call in tool_calls(message):
         arguments = tool_call_arguments(call)

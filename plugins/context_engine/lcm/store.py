@@ -146,7 +146,7 @@ class Store:
         if searched < len(corpus):
             # The part searched before is a prefix of the corpus, ending at a row's end: no match
             # spans it, and its hits are the same (a recall oracle repeats each search every commit).
-            found = list(found)
+            # The kept list is extended in place: callers only ever get a copy of it.
             at = corpus.find(needle, searched)
             while at != -1:
                 k = bisect_right(starts, at) - 1
