@@ -201,6 +201,7 @@ class MeasureProbe:
         self._faith_rows: list[dict[str, Any]] = []
         self._faith_memo = FaithfulnessMemo()
         self._history_payloads: dict[int, tuple[Any, Any, bool, str]] = {}
+        self._rendered: dict[int, tuple[Any, Any, bool, str]] | None = None
         self._template: tuple[str, ...] | None = None  # built at the first summary checked
         self._occurrences: dict[int, tuple[int, ...]] | None = None
         self._oracle: RecoveryOracle | None = None
@@ -805,18 +806,20 @@ class MeasureProbe:
 
     def _source_rows(self, before: Sequence[Message], appended: range) -> list[str]:
         """The payloads of what the engine summarised: the history before the commit, then the
-        transcript rows appended since. A history row's payload is a function of its content and
-        tool-call objects (and whether it carries ``api_content``): a commit hands over copies of the
-        rows it keeps that share those objects, so the payload, and the hash of it the check's memos
-        look up, is computed once while they stay in the history; transcript rows' payloads were
-        rendered once with the targets."""
+        transcript rows appended since. A history row's payload is a function of its content object,
+        the value of its tool calls and whether it carries ``api_content``: a commit hands over
+        copies of the rows it keeps that share the content object (the tool-call list is often
+        copied), and a row the host appended shares its transcript row's content, so the payload,
+        and the hash of it the check's memos look up, is computed once per row; transcript rows'
+        payloads were rendered once with the targets."""
         memo = self._history_payloads  # id(content) -> (content, tool calls, api_content?, payload)
+        rendered = self._transcript_payloads()
         kept: dict[int, tuple[Any, Any, bool, str]] = {}
         rows = []
         for message in before:
             content, calls, own = message.get("content"), message.get("tool_calls"), bool(message.get("api_content"))
-            hit = memo.get(id(content))
-            if hit is None or hit[0] is not content or hit[1] is not calls or hit[2] is not own:
+            hit = memo.get(id(content)) or rendered.get(id(content))
+            if hit is None or hit[0] is not content or hit[2] is not own or not (hit[1] is calls or hit[1] == calls):
                 hit = (content, calls, own, _given_payload(message))
             kept[id(content)] = hit
             rows.append(hit[3])
@@ -824,6 +827,17 @@ class MeasureProbe:
         transcript = self._scans.payloads
         rows.extend(transcript[i] for i in appended)
         return rows
+
+    def _transcript_payloads(self) -> dict[int, tuple[Any, Any, bool, str]]:
+        """The transcript rows' payloads (rendered with the targets) in :meth:`_source_rows`' memo
+        form, for the history rows that share their content (built at the first commit)."""
+        if self._rendered is None:
+            self._rendered = {
+                id(message.get("content")): (message.get("content"), message.get("tool_calls"), False, payload)
+                for message, payload in zip(self._transcript.messages, self._scans.payloads, strict=False)
+                if not message.get("api_content")
+            }
+        return self._rendered
 
     # ------------------------------------------------------------------ end of run
 
