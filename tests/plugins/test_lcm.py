@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
 
 import pytest
@@ -139,6 +140,52 @@ def test_literal_search_matches_the_regex_search() -> None:
         json.loads(engine.handle_tool_call("lcm_grep", {"query": "value_1_2", "limit": 50}))["total"] == 5
     )  # and a tool result
     assert len(set(totals)) > 3  # the searches found different numbers of rows
+
+
+def test_literal_corpus_answers_as_a_search_of_every_text() -> None:
+    """The store's incremental literal search (chunks merged as texts arrive, each needle's hits
+    kept) gives, after every batch, what a fresh search of every ASCII text gives: position, the
+    non-overlapping count and the first start; the non-ASCII texts are listed instead."""
+    rng = random.Random(7)
+    corpus = type(load("lcm", context_length=200_000).store._row_corpus)()
+    alphabet = ["ab", "a", "b", "ba", "AB", "x", " ", "\n", "é", "Ab"]
+    texts: list[str] = []
+    needles = ["ab", "aba", "bab", "abab", "b a", "x", "ab\nab", "zz"]
+    for _batch in range(40):
+        new = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12))) for _ in range(rng.randrange(0, 9))]
+        texts += new
+        corpus.extend(new)
+        for needle in rng.sample(needles, 4):
+            expected = [
+                (p, text.lower().count(needle), text.lower().find(needle))
+                for p, text in enumerate(texts)
+                if text.isascii() and needle in text.lower()
+            ]
+            assert corpus.hits(needle) == expected, (len(texts), needle)
+        assert corpus.non_ascii == [p for p, text in enumerate(texts) if not text.isascii()]
+    assert len(corpus._chunks) <= 2 * len(texts).bit_length()  # merged as it grew, never one per batch
+
+
+def test_summary_search_of_a_literal_matches_the_regex_search() -> None:
+    """Searching the summaries for a literal (the incremental path) answers as the regex does, also
+    after a later pass added summaries."""
+    engine, _messages, _compressed = compacted()
+    rng = random.Random(3)
+    for round_ in range(2):
+        if round_:
+            engine.compress(tool_session(120, users=6, lines=20))
+        texts = [engine.store.nodes[node_id].text for node_id in engine.store.order]
+        assert texts
+        # Pieces of the summaries (some shared by several, some by one) and a text in none.
+        literals = [text[at : at + size] for text in rng.sample(texts, 2) for at, size in ((0, 6), (40, 12))]
+        literals = [literal for literal in literals if "\\" not in literal] + ["zzz"]
+        for literal in literals:
+            for args in ({"scope": "summaries", "limit": 100}, {"sort": "relevance", "limit": 7}):
+                fast = json.loads(engine.handle_tool_call("lcm_grep", {"query": re.escape(literal), **args}))
+                slow = json.loads(engine.handle_tool_call("lcm_grep", {"query": f"(?:{re.escape(literal)})", **args}))
+                assert fast == {**slow, "query": fast["query"]}, (round_, literal)
+        found = json.loads(engine.handle_tool_call("lcm_grep", {"query": re.escape(literals[0]), "scope": "summaries"}))
+        assert found["total"] > 0 and all(m["kind"] == "summary" for m in found["matches"])
 
 
 def test_covering_map_follows_new_nodes() -> None:

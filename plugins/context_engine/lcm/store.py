@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,93 @@ LITERAL_SEARCHES_KEPT = 4096
 
 
 @dataclass
+class _Chunk:
+    """Consecutive lowered ASCII texts joined by NUL, with each text's bounds and list position."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+    positions: list[int]
+
+
+class LiteralCorpus:
+    """The lowered ASCII texts of an append-only list of texts, searchable for a literal by
+    ``str.find`` over a few joined chunks (a search for a rare literal costs its hits, not a Python
+    step per text); the other texts are listed for the caller.
+
+    Each literal's hits are kept with how many texts they cover, so a repeated search (a recall
+    oracle repeats each search at every commit) reads only the texts added since. Chunks are merged
+    like a log-structured merge: a new chunk absorbs the last one while that is no longer, so there
+    are O(log n) chunks and each character is copied O(log n) times, never the whole corpus per
+    addition."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        """Texts of the list taken so far."""
+        self.non_ascii: list[int] = []
+        """Positions of the texts that are not ASCII (not in the chunks)."""
+        self._chunks: list[_Chunk] = []
+        self._hits: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}
+
+    def extend(self, texts: Sequence[str]) -> None:
+        """Take the next ``texts`` of the list (those after the :attr:`seen` first)."""
+        lowered: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        positions: list[int] = []
+        offset = 0
+        for position, text in enumerate(texts, start=self.seen):
+            if not text.isascii():
+                self.non_ascii.append(position)
+                continue
+            low = text.lower()
+            starts.append(offset)
+            ends.append(offset + len(low))
+            positions.append(position)
+            lowered.append(low)
+            offset += len(low) + 1  # NUL between texts keeps every match inside one
+        self.seen += len(texts)
+        if not lowered:
+            return
+        chunk = _Chunk("\x00".join(lowered), starts, ends, positions)
+        while self._chunks and len(self._chunks[-1].text) <= len(chunk.text):
+            chunk = _joined(self._chunks.pop(), chunk)
+        self._chunks.append(chunk)
+
+    def hits(self, needle: str) -> list[tuple[int, int, int]]:
+        """``(position, count, first start)`` of every taken ASCII text holding ``needle`` (lowered
+        ASCII, no NUL), in list order, with ``str.count``'s non-overlapping count."""
+        covered, found = self._hits.get(needle, (0, []))
+        if covered < self.seen:
+            # Hits in the texts covered before stay as they were (texts never change): only the
+            # texts taken since are searched, from the first of them in each chunk that holds any.
+            for chunk in self._chunks:
+                if chunk.positions[-1] < covered:
+                    continue
+                text, starts, ends = chunk.text, chunk.starts, chunk.ends
+                at = text.find(needle, starts[bisect_left(chunk.positions, covered)])
+                while at != -1:
+                    k = bisect_right(starts, at) - 1
+                    found.append((chunk.positions[k], text.count(needle, starts[k], ends[k]), at - starts[k]))
+                    at = text.find(needle, ends[k])
+            if len(self._hits) >= LITERAL_SEARCHES_KEPT:
+                self._hits.clear()
+            self._hits[needle] = (self.seen, found)  # extended in place later: callers get a copy
+        return list(found)
+
+
+def _joined(first: _Chunk, second: _Chunk) -> _Chunk:
+    """One chunk holding ``first``'s texts, then ``second``'s."""
+    shift = len(first.text) + 1
+    return _Chunk(
+        first.text + "\x00" + second.text,
+        first.starts + [start + shift for start in second.starts],
+        first.ends + [end + shift for end in second.ends],
+        first.positions + second.positions,
+    )
+
+
+@dataclass
 class Store:
     """Rows by store id (``m<n>``) and uid; nodes by id (``sum_<sha256[:16]>``)."""
 
@@ -58,17 +146,10 @@ class Store:
     _uidless: int = 0
     _covering: dict[str, str] | None = field(default=None, repr=False)
     _lowered: dict[str, str] = field(default_factory=dict, repr=False)
-    # The lowered ASCII row texts joined by NUL (extended when a search finds new rows), with each
-    # text's bounds in it and its row position; the positions of the other rows.
-    _corpus: str = field(default="", repr=False)
-    _corpus_starts: list[int] = field(default_factory=list, repr=False)
-    _corpus_ends: list[int] = field(default_factory=list, repr=False)
-    _corpus_rows: list[int] = field(default_factory=list, repr=False)
-    _non_ascii_rows: list[int] = field(default_factory=list, repr=False)
-    _corpus_seen: int = field(default=0, repr=False)  # rows looked at so far
-    # Per needle searched: how much of the corpus that search covered, and its hits there. The corpus
-    # only grows (rows are never changed), so the next search of the needle reads only what came since.
-    _literal_hits: dict[str, tuple[int, list[tuple[int, int, int]]]] = field(default_factory=dict, repr=False)
+    # The lowered ASCII texts of the rows, and of the summaries in DAG order, searchable for a
+    # literal incrementally (both lists only grow, and a stored text never changes).
+    _row_corpus: LiteralCorpus = field(default_factory=LiteralCorpus, repr=False)
+    _node_corpus: LiteralCorpus = field(default_factory=LiteralCorpus, repr=False)
 
     def ingest(self, messages: list[dict[str, Any]]) -> None:
         """Add every message not seen yet (keyed by ``message_uid``; summary rows are skipped)."""
@@ -135,47 +216,16 @@ class Store:
     def ascii_literal_hits(self, needle: str) -> tuple[list[tuple[int, int, int]], list[int]]:
         """Where ``needle`` (lowered ASCII, no NUL) occurs in the lowered ASCII rows: ``(row position,
         count, first start)`` per row holding it, in row order, with ``str.count``'s non-overlapping
-        count; and the positions of the non-ASCII rows, which the caller searches itself.
+        count; and the positions of the non-ASCII rows, which the caller searches itself."""
+        corpus = self._row_corpus
+        corpus.extend([row.text for row in self.rows[corpus.seen :]])
+        return corpus.hits(needle), corpus.non_ascii
 
-        One ``str.find`` pass over the joined texts (a search for a rare identifier costs its hits,
-        not a Python step per stored row); NUL between the texts keeps every match inside one.
-        """
-        self._extend_corpus()
-        corpus, starts, ends, rows = self._corpus, self._corpus_starts, self._corpus_ends, self._corpus_rows
-        searched, found = self._literal_hits.get(needle, (0, []))
-        if searched < len(corpus):
-            # The part searched before is a prefix of the corpus, ending at a row's end: no match
-            # spans it, and its hits are the same (a recall oracle repeats each search every commit).
-            # The kept list is extended in place: callers only ever get a copy of it.
-            at = corpus.find(needle, searched)
-            while at != -1:
-                k = bisect_right(starts, at) - 1
-                found.append((rows[k], corpus.count(needle, starts[k], ends[k]), at - starts[k]))
-                at = corpus.find(needle, ends[k])
-            if len(self._literal_hits) >= LITERAL_SEARCHES_KEPT:
-                self._literal_hits.clear()
-            self._literal_hits[needle] = (len(corpus), found)
-        return list(found), self._non_ascii_rows
-
-    def _extend_corpus(self) -> None:
-        """Join the lowered texts of the ASCII rows stored since the last search to the corpus."""
-        texts: list[str] = []
-        offset = len(self._corpus) + 1 if self._corpus_starts else 0  # after a NUL, if not first
-        for position in range(self._corpus_seen, len(self.rows)):
-            text = self.rows[position].text
-            if not text.isascii():
-                self._non_ascii_rows.append(position)
-                continue
-            low = text.lower()  # (not through the lowered() memo: the corpus is this text's copy)
-            self._corpus_starts.append(offset)
-            self._corpus_ends.append(offset + len(low))
-            self._corpus_rows.append(position)
-            texts.append(low)
-            offset += len(low) + 1
-        self._corpus_seen = len(self.rows)
-        if texts:
-            pieces = [self._corpus, *texts] if len(self._corpus_starts) > len(texts) else texts
-            self._corpus = "\x00".join(pieces)
+    def ascii_literal_node_hits(self, needle: str) -> tuple[list[tuple[int, int, int]], list[int]]:
+        """:meth:`ascii_literal_hits` over the summaries' texts, by position in :attr:`order`."""
+        corpus = self._node_corpus
+        corpus.extend([self.nodes[node_id].text for node_id in self.order[corpus.seen :]])
+        return corpus.hits(needle), corpus.non_ascii
 
     def lowered(self, text: str) -> str:
         """``text.lower()``, computed once per stored text (every search lowers every row)."""

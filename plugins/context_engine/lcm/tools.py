@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .store import Node, Row, Store
@@ -109,66 +110,73 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
             at = low.find(terms[0])
             return sum(low.count(t) for t in terms), at, at + len(terms[0])
 
-    covering = store.covering()
-    found: list[tuple[int, int, dict[str, Any]]] = []
+    # Every match as (count, position, what its entry is built from); only the entries returned are
+    # built (a common literal matches hundreds of rows, and a result lists `limit`).
+    found: list[tuple[int, int, Row | Node, int, int]] = []
     if scope in ("messages", "both"):
-        if needle is not None and "\x00" not in needle:
-            # The ASCII rows by one pass over their joined texts, the others one by one.
-            ascii_hits, others = store.ascii_literal_hits(needle)
-            matched = sorted(
-                [(p, n, at, at + len(needle)) for p, n, at in ascii_hits]
-                + [(p, *hits(store.rows[p].text)) for p in others]
-            )
-        else:
-            matched = [(p, *hits(row.text)) for p, row in enumerate(store.rows)]
-        for position, count, start, end in matched:
-            row = store.rows[position]
-            if count:
-                leaf = covering.get(row.store_id)
-                found.append(
-                    (
-                        count,
-                        position,
-                        {
-                            "id": row.store_id,
-                            "kind": "message",
-                            "role": row.role,
-                            "turn": row.turn,
-                            "tool": row.tool or None,
-                            "covering_summary": store.top(leaf) if leaf else None,
-                            "snippet": _snippet(row.text, start, end),
-                        },
-                    )
-                )
+        rows = store.rows
+        matched = _matched(len(rows), lambda p: rows[p].text, needle, store.ascii_literal_hits, hits)
+        found.extend((count, p, rows[p], start, end) for p, count, start, end in matched)
     if scope in ("summaries", "both"):
-        for position, nid in enumerate(store.order):
-            node = store.nodes[nid]
-            count, start, end = hits(node.text)
-            if count:
-                found.append(
-                    (
-                        count,
-                        len(store.rows) + position,
-                        {
-                            "id": node.id,
-                            "kind": "summary",
-                            "depth": node.depth,
-                            "turn": node.turn_range[1],
-                            "covering_summary": store.top(node.id),
-                            "snippet": _snippet(node.text, start, end),
-                        },
-                    )
-                )
+        nodes = [store.nodes[node_id] for node_id in store.order]
+        matched = _matched(len(nodes), lambda p: nodes[p].text, needle, store.ascii_literal_node_hits, hits)
+        offset = len(store.rows)  # summaries rank after every message
+        found.extend((count, offset + p, nodes[p], start, end) for p, count, start, end in matched)
     if sort == "relevance":
         found.sort(key=lambda f: (-f[0], -f[1]))
     else:
         found.sort(key=lambda f: -f[1])
+    covering = store.covering()
     return {
         "query": query,
         "mode": mode,
         "scope": scope,
         "total": len(found),
-        "matches": [f[2] for f in found[:limit]],
+        "matches": [_match(store, covering, item, start, end) for _count, _p, item, start, end in found[:limit]],
+    }
+
+
+def _matched(
+    n: int,
+    text_of: Callable[[int], str],
+    needle: str | None,
+    literal_hits: Callable[[str], tuple[list[tuple[int, int, int]], list[int]]],
+    hits: Callable[[str], tuple[int, int, int]],
+) -> list[tuple[int, int, int, int]]:
+    """``(position, count, start, end)`` of the first match in each of ``n`` texts that holds any,
+    in position order. An ASCII literal ``needle`` (no NUL) is found in the ASCII texts by the
+    store's incremental search (``literal_hits``: hits and the non-ASCII positions) and in the others
+    by ``hits``; any other query runs ``hits`` on every text."""
+    if needle is None or "\x00" in needle:
+        matched = [(p, *hits(text_of(p))) for p in range(n)]
+    else:
+        ascii_hits, others = literal_hits(needle)
+        matched = sorted(
+            [(p, count, at, at + len(needle)) for p, count, at in ascii_hits] + [(p, *hits(text_of(p))) for p in others]
+        )
+    return [match for match in matched if match[1]]
+
+
+def _match(store: Store, covering: dict[str, str], item: Row | Node, start: int, end: int) -> dict[str, Any]:
+    """One ``lcm_grep`` match: the row or summary, its covering summary and a snippet around the hit."""
+    if isinstance(item, Row):
+        leaf = covering.get(item.store_id)
+        return {
+            "id": item.store_id,
+            "kind": "message",
+            "role": item.role,
+            "turn": item.turn,
+            "tool": item.tool or None,
+            "covering_summary": store.top(leaf) if leaf else None,
+            "snippet": _snippet(item.text, start, end),
+        }
+    return {
+        "id": item.id,
+        "kind": "summary",
+        "depth": item.depth,
+        "turn": item.turn_range[1],
+        "covering_summary": store.top(item.id),
+        "snippet": _snippet(item.text, start, end),
     }
 
 
