@@ -115,16 +115,14 @@ class RecoveryOracle:
         """The engine exposes a search tool."""
         return self.search_tool is not None
 
-    def _call(self, name: str, args: dict[str, Any]) -> tuple[str, Any]:
+    def _call(self, name: str, args: dict[str, Any]) -> str:
+        """The tool's output as text (a tool that raised gave none: its error message may echo the
+        query, which is no recovered fact)."""
         try:
             raw = self._engine.handle_tool_call(name, args)
-        except Exception as error:  # a broken tool makes the fact unreachable, never the run fail
-            return f"error: {error}", None
-        text = raw if isinstance(raw, str) else json.dumps(raw, default=str)
-        try:
-            return text, json.loads(text)
-        except ValueError:
-            return text, None
+        except Exception:  # a broken tool makes the fact unreachable, never the run fail
+            return ""
+        return raw if isinstance(raw, str) else json.dumps(raw, default=str)
 
     def reach(self, fact_text: str) -> Reach:
         """How many calls the oracle needs to see ``fact_text`` (within ``k``), and the tokens returned."""
@@ -136,9 +134,12 @@ class RecoveryOracle:
             args["mode"] = mode
         elif mode == "regex":
             args["query"] = query.replace("\\", "")  # a plain search tool gets the literal
-        text, decoded = self._call(self.search_tool, args)
+        text = self._call(self.search_tool, args)
         tokens = estimate_tokens_rough(text)
-        if _contains(text, decoded, fact_text):
+        if fact_text in text:
+            return Reach(1, tokens)
+        decoded = _decoded(text)  # its ids are what the oracle expands
+        if _contains(text, fact_text, decoded):
             return Reach(1, tokens)
         if self.expand_tool is None or decoded is None:
             return Reach(None, tokens)
@@ -147,14 +148,35 @@ class RecoveryOracle:
         calls = 1
         for ident in ids[: self.k - 1]:
             calls += 1
-            text, expanded = self._call(self.expand_tool, {"id": ident})
+            text = self._call(self.expand_tool, {"id": ident})
             tokens += estimate_tokens_rough(text)
-            if _contains(text, expanded, fact_text):
+            if _contains(text, fact_text):
                 return Reach(calls, tokens)
         return Reach(None, tokens)
 
 
-def _contains(raw: str, decoded: Any, needle: str) -> bool:
+def _decoded(text: str) -> Any:
+    """``text`` as JSON (None: it is not JSON)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+_WRITTEN_AS_IS = re.compile(r"[A-Za-z0-9 _.,:;=+*#%()\[\]{}-]*")
+"""Characters every JSON encoder writes unescaped (ASCII letters, digits, space and punctuation no
+escaping rule touches: not quotes, backslash, slash, ``<>&`` or controls)."""
+
+
+def _contains(raw: str, needle: str, decoded: Any = None) -> bool:
+    """Whether a tool output holds ``needle``: in its raw text, or in a string of its decoded JSON
+    (an escaped quote or line break in the fact is only found there). ``decoded``: the output's
+    JSON if the caller has it (else it is decoded here, only when it must be read)."""
     if needle in raw:
         return True
+    if _WRITTEN_AS_IS.fullmatch(needle) is not None:
+        # A decoded string holding such a needle is written with it verbatim: raw would hold it.
+        return False
+    if decoded is None:
+        decoded = _decoded(raw)
     return decoded is not None and any(needle in s for s in _strings(decoded))

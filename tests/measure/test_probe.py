@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from contextlab.engine import Message
 from contextlab.examples import tool_conversation
 from contextlab.host.observers import RequestView
 from contextlab.measure import MeasureProbe, engine_diagnostics, targets_for
+from contextlab.measure.recovery import _contains
 from contextlab.measure.text import message_payload
 from contextlab.transcripts import GoldFact, Transcript
 from tests.toy_engines import KeepLastEngine, SelectingEngine
@@ -153,6 +155,38 @@ def test_the_oracle_recovers_facts_through_the_engines_tools() -> None:
     assert s["recovery_tokens_mean"] > 0
     trace = result.trace
     assert (trace["fact_retention_recoverable"].dropna() >= trace["fact_retention"].dropna()).all()
+
+
+@pytest.mark.parametrize("ensure_ascii", [True, False])
+def test_a_tool_output_holds_a_fact_as_its_raw_or_decoded_text_says(ensure_ascii: bool) -> None:
+    """The oracle's check (raw text first, decoded strings only for a fact an encoder may escape)
+    answers as reading every decoded string does, for facts with and without escaped characters."""
+    rng = random.Random(11)
+    pieces = ["KEY-7781", "cache shard 42", "a/b.py", 'say "hi"', "line\nbreak", "naïve", "x<y & z", "back\\slash", "é"]
+    for _ in range(400):
+        values = [" ".join(rng.sample(pieces, rng.randrange(0, 3))) for _ in range(rng.randrange(1, 4))]
+        output = {"matches": [{"snippet": value, "id": f"m{i}"} for i, value in enumerate(values)]}
+        raw = json.dumps(output, ensure_ascii=ensure_ascii)
+        for fact in [*pieces, "shard 42", "KEY-7781 cache", "ve"]:
+            expected = fact in raw or any(fact in value for value in values)
+            assert _contains(raw, fact) == expected, (raw, fact)
+            assert _contains(raw, fact, json.loads(raw)) == expected, (raw, fact)
+    assert _contains(json.dumps({"text": 'say "hi"'}), 'say "hi"')  # only in the decoded string
+
+
+class EchoingEngine(StoreEngine):
+    """Its search tool fails with an error naming the query (a ``KeyError`` does)."""
+
+    def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        if name == "search":
+            raise KeyError(args["query"])
+        return super().handle_tool_call(name, args, **kwargs)
+
+
+def test_a_tool_that_raises_recovers_nothing_even_if_its_error_names_the_fact() -> None:
+    s = replay(planted(), EchoingEngine(threshold_tokens=900, keep=3)).summary
+    assert s["recovery_tools"] and s["fact_retention_final"] == 0.0
+    assert s["fact_retention_recoverable_final"] == 0.0
 
 
 class Recorder:
