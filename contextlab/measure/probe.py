@@ -275,9 +275,16 @@ class MeasureProbe:
                 ]
                 recheck = list(dict.fromkeys(recheck))
         if self._oracle is not None:
+            # Facts with the same text get the same answer at one request (the engine is not changed
+            # in between): the oracle asks its tools once per text.
+            answers: dict[str, Reach] = {}
             for t in recheck:
                 if targets[t].kind == "fact":
-                    self._set_reach(t, self._oracle.reach(targets[t].texts[0]))
+                    text = targets[t].texts[0]
+                    reach = answers.get(text)
+                    if reach is None:
+                        reach = answers[text] = self._oracle.reach(text)
+                    self._set_reach(t, reach)
         # Each part writes its columns into the row (no dict per part and request).
         self._fact_columns(row)
         if not self.facts_only:

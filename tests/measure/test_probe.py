@@ -174,6 +174,31 @@ def test_a_tool_output_holds_a_fact_as_its_raw_or_decoded_text_says(ensure_ascii
     assert _contains(json.dumps({"text": 'say "hi"'}), 'say "hi"')  # only in the decoded string
 
 
+class CountingEngine(StoreEngine):
+    """Counts the searches the oracle makes."""
+
+    searches = 0
+
+    def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        CountingEngine.searches += name == "search"
+        return super().handle_tool_call(name, args, **kwargs)
+
+
+def test_facts_sharing_a_text_are_looked_up_once_per_request() -> None:
+    def searches(transcript: Transcript) -> tuple[int, pd.DataFrame]:
+        CountingEngine.searches = 0
+        result = replay(transcript, CountingEngine(threshold_tokens=900, keep=3))
+        return CountingEngine.searches, result.frames["probes"]
+
+    once, _ = searches(planted())
+    doubled = planted()
+    doubled.facts.append(GoldFact("key-again", "KEY-7781", 0, "recall", needed_later=True))
+    twice, probes = searches(doubled)
+    assert once > 0 and twice == once
+    recall = probes[(probes["kind"] == "fact") & (probes["dimension"] == "category") & (probes["group"] == "recall")]
+    assert (recall["recoverable"] % 2 == 0).all() and recall["recoverable"].max() == 2  # both facts, alike
+
+
 class EchoingEngine(StoreEngine):
     """Its search tool fails with an error naming the query (a ``KeyError`` does)."""
 
