@@ -166,6 +166,15 @@ def test_literal_corpus_answers_as_a_search_of_every_text() -> None:
     assert len(corpus._chunks) <= 2 * len(texts).bit_length()  # merged as it grew, never one per batch
 
 
+def test_searching_a_store_leaves_it_equal_to_one_never_searched() -> None:
+    searched, untouched = load("lcm", context_length=200_000), load("lcm", context_length=200_000)
+    messages = tool_session(12, lines=4)
+    searched.store.ingest(messages)
+    untouched.store.ingest(messages)
+    json.loads(searched.handle_tool_call("lcm_grep", {"query": "line"}))
+    assert searched.store == untouched.store
+
+
 def test_summary_search_of_a_literal_matches_the_regex_search() -> None:
     """Searching the summaries for a literal (the incremental path) answers as the regex does, also
     after a later pass added summaries."""

@@ -144,12 +144,13 @@ class Store:
     order: list[str] = field(default_factory=list)
     turn: int = 0
     _uidless: int = 0
-    _covering: dict[str, str] | None = field(default=None, repr=False)
-    _lowered: dict[str, str] = field(default_factory=dict, repr=False)
-    # The lowered ASCII texts of the rows, and of the summaries in DAG order, searchable for a
-    # literal incrementally (both lists only grow, and a stored text never changes).
-    _row_corpus: LiteralCorpus = field(default_factory=LiteralCorpus, repr=False)
-    _node_corpus: LiteralCorpus = field(default_factory=LiteralCorpus, repr=False)
+    # Caches (two stores of the same rows and nodes are equal whatever was searched): the covering
+    # map, lowered texts, and the lowered ASCII texts of the rows and of the summaries in DAG order,
+    # searchable for a literal incrementally (both lists only grow, and a stored text never changes).
+    _covering: dict[str, str] | None = field(default=None, repr=False, compare=False)
+    _lowered: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    _row_corpus: LiteralCorpus = field(default_factory=LiteralCorpus, repr=False, compare=False)
+    _node_corpus: LiteralCorpus = field(default_factory=LiteralCorpus, repr=False, compare=False)
 
     def ingest(self, messages: list[dict[str, Any]]) -> None:
         """Add every message not seen yet (keyed by ``message_uid``; summary rows are skipped)."""
