@@ -241,7 +241,7 @@ class MeasureProbe:
         found_list = previous_found[:keep] if committed else previous_found
         if committed:
             self._row_found.clear()  # rows of the replaced history are not coming back
-        suffix_found, flipped = self._suffix_found(suffix, keep, touched)
+        suffix_found, flipped = self._suffix_found(suffix, keep, touched, committed)
         del found_list[keep:]
         found_list += suffix_found
 
@@ -341,11 +341,11 @@ class MeasureProbe:
         return changed[~now].tolist()  # type: ignore[no-any-return]
 
     def _suffix_found(
-        self, suffix: Sequence[Message], keep: int, touched: dict[int, bool]
+        self, suffix: Sequence[Message], keep: int, touched: dict[int, bool], record: bool
     ) -> tuple[list[frozenset[int]], list[int]]:
         """The targets of each row of ``suffix`` (the request after its shared prefix), with the counts
         moved from the previous request's rows after ``keep`` to these; and the targets whose
-        presence changed (see :meth:`_move_counts`).
+        presence changed (see :meth:`_move_counts`; ``record``: a commit's diff reads ``touched``).
 
         A row's targets are a function of the row object, so the rows are compared as multisets of
         objects: an object that occurs as often as before (anywhere: a selection moves rows) changes
@@ -356,7 +356,7 @@ class MeasureProbe:
         if keep >= len(self._previous):
             # Nothing left (an appended turn, the common case): every row of the suffix came.
             came = self._fresh_found(ids, suffix) if ids else []
-            return came, self._move_counts([], came, touched) if came else []
+            return came, self._move_counts([], came, touched, record) if came else []
         previous_rows = self._previous[keep:]
         before_ids = list(map(id, previous_rows))
         by_id = dict(zip(before_ids, self._previous_found[keep:], strict=False))
@@ -374,7 +374,7 @@ class MeasureProbe:
             # Some object occurs more than once (an engine returned one marker dict twice): an object in
             # both requests moves counts by the change in its multiplicity.
             self._repeats_moved(ids, before_ids, by_id, left, came)
-        flipped = self._move_counts(left, came, touched) if left or came else []
+        flipped = self._move_counts(left, came, touched, record) if left or came else []
         return list(map(by_id.__getitem__, ids)), flipped
 
     @staticmethod
@@ -419,11 +419,13 @@ class MeasureProbe:
         return found
 
     def _move_counts(
-        self, left: list[frozenset[int]], came: list[frozenset[int]], touched: dict[int, bool]
+        self, left: list[frozenset[int]], came: list[frozenset[int]], touched: dict[int, bool], record: bool = True
     ) -> list[int]:
         """Subtract the targets of the rows that ``left`` and add those of the rows that ``came``,
-        recording in ``touched`` whether each target was present before. Returns the targets whose
-        presence changed (what ``observe`` needs of either does not depend on their order)."""
+        recording in ``touched`` whether each target was present before (when ``record``: only a
+        commit's diff reads it after this call; a selecting engine swaps hundreds of targets at a
+        request that commits nothing). Returns the targets whose presence changed (what ``observe``
+        needs of either does not depend on their order)."""
         counts = self._counts
         if came and not left and not touched:
             # Rows came and none left (an appended turn, most requests): each count goes up by the
@@ -441,7 +443,8 @@ class MeasureProbe:
                 tally = Counter(chain.from_iterable(came))  # in order of first occurrence
                 arrived, added = list(tally), tally.values()
             before = list(map(counts.__getitem__, arrived))
-            touched.update(zip(arrived, map(bool, before), strict=True))
+            if record:
+                touched.update(zip(arrived, map(bool, before), strict=True))
             after = map((1).__add__, before) if added is None else map(add, before, added)
             deque(map(counts.__setitem__, arrived, after), maxlen=0)  # run for its effect
             return list(compress(arrived, map(not_, before)))  # absent before, present now
@@ -478,7 +481,8 @@ class MeasureProbe:
         current = np.fromiter(map(counts.__getitem__, order), dtype=np.int64, count=len(order))
         updated = current + net
         was = current > 0
-        touched.update(zip(order, was.tolist(), strict=True))  # empty until now: one call per request
+        if record:
+            touched.update(zip(order, was.tolist(), strict=True))  # empty until now: one call per request
         deque(map(counts.__setitem__, order, updated.tolist()), maxlen=0)  # the map is run for its effect
         return targets[was != (updated > 0)].tolist()  # type: ignore[no-any-return]
 
