@@ -168,9 +168,7 @@ def check_summaries(
     out.identifiers = len(claimed)
     unverified = [token for token in claimed if token not in known]
     if unverified:
-        # Which occur anywhere in the source (a truncated identifier still does): one pass of an
-        # automaton of them all over the joined rows, not one substring search of it per identifier.
-        occurring = _searcher(unverified)("\n".join(rows))
+        occurring = _occurring(unverified, rows, index)
         for token in unverified:
             if token in occurring:
                 known.add(token)
@@ -185,6 +183,30 @@ def check_summaries(
         if checked and all(flags[1] and not flags[0] for flags in checked):
             out.upgrades.append(sentence)
     return out
+
+
+def _occurring(tokens: list[str], rows: list[str], index: RowIndex | None) -> set[str]:
+    """Which of ``tokens`` occur anywhere in ``rows`` (a truncated identifier still does). A token
+    the index knows is in a row it has scanned exactly when the row's answer holds its key (set
+    passes, no text read); the others, and every token in rows it has not scanned, are found by one
+    automaton pass over the joined rows, not one substring search of them per token."""
+    if index is None:
+        return _searcher(tokens)("\n".join(rows))
+    owners = {token: index.sole_owner(token) for token in tokens}
+    by_key = {key: token for token, key in owners.items() if key is not None}
+    rest = [token for token, key in owners.items() if key is None]
+    scans = list(map(index.scanned, rows))
+    found: set[str] = set()
+    if by_key:
+        held: set[int] = set().union(*filter(None, scans))
+        found.update(map(by_key.__getitem__, by_key.keys() & held))
+    unscanned = [row for row, keys in zip(rows, scans, strict=True) if keys is None]
+    if rest:
+        found.update(_searcher(rest)("\n".join(rows)))
+    unfound = [token for token in by_key.values() if token not in found]
+    if unscanned and unfound:
+        found.update(_searcher(unfound)("\n".join(unscanned)))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
