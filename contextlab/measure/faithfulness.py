@@ -15,7 +15,7 @@ Text the engine adds to every summary whatever it summarises (the host's summary
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, filterfalse
 from operator import itemgetter, not_
@@ -185,6 +185,20 @@ def check_summaries(
     return out
 
 
+def _keyed(tokens: Iterable[str], index: RowIndex) -> tuple[dict[int, str], list[str]]:
+    """``tokens`` split by what ``index`` knows: key -> token for those it stands for by a key, and
+    the others (in order), which only a search of the text finds."""
+    by_key: dict[int, str] = {}
+    rest: list[str] = []
+    for token in tokens:
+        key = index.sole_owner(token)
+        if key is None:
+            rest.append(token)
+        else:
+            by_key[key] = token
+    return by_key, rest
+
+
 def _occurring(tokens: list[str], rows: list[str], index: RowIndex | None) -> set[str]:
     """Which of ``tokens`` occur anywhere in ``rows`` (a truncated identifier still does). A token
     the index knows is in a row it has scanned exactly when the row's answer holds its key (set
@@ -192,9 +206,7 @@ def _occurring(tokens: list[str], rows: list[str], index: RowIndex | None) -> se
     automaton pass over the joined rows, not one substring search of them per token."""
     if index is None:
         return _searcher(tokens)("\n".join(rows))
-    owners = {token: index.sole_owner(token) for token in tokens}
-    by_key = {key: token for token, key in owners.items() if key is not None}
-    rest = [token for token, key in owners.items() if key is None]
+    by_key, rest = _keyed(tokens, index)
     scans = list(map(index.scanned, rows))
     found: set[str] = set()
     if by_key:
@@ -304,9 +316,7 @@ def _line_status(
         # holds their keys (one set intersection); the others, and every identifier in a row it has
         # not scanned, are found by one small automaton per group of rows missing the same ones
         # (a few dozen patterns scan several times faster than the index's automaton of every target).
-        owners = {token: index.sole_owner(token) for token in missing} if index is not None else {}
-        by_key = {key: token for token, key in owners.items() if key is not None}
-        rest = [token for token in missing if owners.get(token) is None]
+        by_key, rest = _keyed(missing, index) if index is not None else ({}, list(missing))
         search_rest, search_all = _searcher(rest), _searcher(list(missing))
         for row, checked, found in group:
             keys = index.scanned(row) if index is not None else None

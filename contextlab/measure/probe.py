@@ -419,7 +419,7 @@ class MeasureProbe:
         return found
 
     def _move_counts(
-        self, left: list[frozenset[int]], came: list[frozenset[int]], touched: dict[int, bool], record: bool = True
+        self, left: list[frozenset[int]], came: list[frozenset[int]], touched: dict[int, bool], record: bool
     ) -> list[int]:
         """Subtract the targets of the rows that ``left`` and add those of the rows that ``came``,
         recording in ``touched`` whether each target was present before (when ``record``: only a
