@@ -144,8 +144,9 @@ def test_literal_search_matches_the_regex_search() -> None:
 
 def test_literal_corpus_answers_as_a_search_of_every_text() -> None:
     """The store's incremental literal search (chunks merged as texts arrive, each needle's hits
-    kept) gives, after every batch, what a fresh search of every ASCII text gives: position, the
-    non-overlapping count and the first start; the non-ASCII texts are listed instead."""
+    kept, and extended for every kept needle at once when one is searched again) gives, after every
+    batch, what a fresh search of every ASCII text gives: position and first start, and on demand
+    the non-overlapping count; the non-ASCII texts are listed instead."""
     rng = random.Random(7)
     corpus = type(load("lcm", context_length=200_000).store._row_corpus)()
     alphabet = ["ab", "a", "b", "ba", "AB", "x", " ", "\n", "é", "Ab"]
@@ -156,14 +157,28 @@ def test_literal_corpus_answers_as_a_search_of_every_text() -> None:
         texts += new
         corpus.extend(new)
         for needle in rng.sample(needles, 4):
-            expected = [
-                (p, text.lower().count(needle), text.lower().find(needle))
-                for p, text in enumerate(texts)
-                if text.isascii() and needle in text.lower()
-            ]
+            expected = [(p, text.lower().find(needle)) for p, text in enumerate(texts) if text.isascii()]
+            expected = [(p, at) for p, at in expected if at >= 0]
             assert corpus.hits(needle) == expected, (len(texts), needle)
+            counts = [corpus.count(needle, p) for p, _at in expected]
+            assert counts == [texts[p].lower().count(needle) for p, _at in expected], (len(texts), needle)
         assert corpus.non_ascii == [p for p, text in enumerate(texts) if not text.isascii()]
     assert len(corpus._chunks) <= 2 * len(texts).bit_length()  # merged as it grew, never one per batch
+
+
+def test_literal_corpus_catches_up_every_needle_once() -> None:
+    """A needle first searched after texts arrived already holds their hits: when another needle's
+    repeat search reads those texts for every kept needle, it is not given them twice."""
+    corpus = type(load("lcm", context_length=200_000).store._row_corpus)()
+    corpus.extend(["alpha beta", "beta"])
+    assert corpus.hits("alpha") == [(0, 0)]
+    corpus.extend(["beta alpha", "gamma alpha alpha"])
+    assert corpus.hits("beta") == [(0, 6), (1, 0), (2, 0)]  # a first search reads every text
+    corpus.extend(["beta beta gamma"])
+    assert corpus.hits("alpha") == [(0, 0), (2, 5), (3, 6)]  # both needles caught up from text 2
+    assert corpus.hits("beta") == [(0, 6), (1, 0), (2, 0), (4, 0)]
+    assert corpus.hits("gamma") == [(3, 0), (4, 10)]
+    assert [corpus.count("alpha", 3), corpus.count("beta", 4)] == [2, 2]
 
 
 def test_searching_a_store_leaves_it_equal_to_one_never_searched() -> None:

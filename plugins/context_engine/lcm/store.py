@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import ahocorasick_rs
+
 from contextlab.engines import parts
 
 NODE_FLAG = "_lcm_node"
@@ -62,10 +64,11 @@ class LiteralCorpus:
     step per text); the other texts are listed for the caller.
 
     Each literal's hits are kept with how many texts they cover, so a repeated search (a recall
-    oracle repeats each search at every commit) reads only the texts added since. Chunks are merged
-    like a log-structured merge: a new chunk absorbs the last one while that is no longer, so there
-    are O(log n) chunks and each character is copied O(log n) times, never the whole corpus per
-    addition."""
+    oracle repeats each search at every commit) reads only the texts added since; and those are
+    read once for every kept literal together, by one Aho-Corasick pass, not once per literal. Chunks
+    are merged like a log-structured merge: a new chunk absorbs the last one while that is no
+    longer, so there are O(log n) chunks and each character is copied O(log n) times, never the
+    whole corpus per addition."""
 
     def __init__(self) -> None:
         self.seen = 0
@@ -73,7 +76,9 @@ class LiteralCorpus:
         self.non_ascii: list[int] = []
         """Positions of the texts that are not ASCII (not in the chunks)."""
         self._chunks: list[_Chunk] = []
-        self._hits: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}
+        self._hits: dict[str, tuple[int, list[tuple[int, int]]]] = {}
+        self._automaton: tuple[list[str], ahocorasick_rs.AhoCorasick] | None = None
+        """The kept literals and an automaton over them (built again when a literal is added)."""
 
     def extend(self, texts: Sequence[str]) -> None:
         """Take the next ``texts`` of the list (those after the :attr:`seen` first)."""
@@ -100,26 +105,70 @@ class LiteralCorpus:
             chunk = _joined(self._chunks.pop(), chunk)
         self._chunks.append(chunk)
 
-    def hits(self, needle: str) -> list[tuple[int, int, int]]:
-        """``(position, count, first start)`` of every taken ASCII text holding ``needle`` (lowered
-        ASCII, no NUL), in list order, with ``str.count``'s non-overlapping count."""
-        covered, found = self._hits.get(needle, (0, []))
-        if covered < self.seen:
-            # Hits in the texts covered before stay as they were (texts never change): only the
-            # texts taken since are searched, from the first of them in each chunk that holds any.
-            for chunk in self._chunks:
-                if chunk.positions[-1] < covered:
-                    continue
-                text, starts, ends = chunk.text, chunk.starts, chunk.ends
-                at = text.find(needle, starts[bisect_left(chunk.positions, covered)])
-                while at != -1:
-                    k = bisect_right(starts, at) - 1
-                    found.append((chunk.positions[k], text.count(needle, starts[k], ends[k]), at - starts[k]))
-                    at = text.find(needle, ends[k])
+    def hits(self, needle: str) -> list[tuple[int, int]]:
+        """``(position, first start)`` of every taken ASCII text holding ``needle`` (lowered ASCII,
+        no NUL), in list order."""
+        kept = self._hits.get(needle)
+        if kept is None:
             if len(self._hits) >= LITERAL_SEARCHES_KEPT:
                 self._hits.clear()
-            self._hits[needle] = (self.seen, found)  # extended in place later: callers get a copy
-        return list(found)
+            self._hits[needle] = (self.seen, self._search(needle))  # extended in place later
+            self._automaton = None
+        elif kept[0] < self.seen:
+            self._catch_up()
+        return list(self._hits[needle][1])  # callers get a copy
+
+    def count(self, needle: str, position: int) -> int:
+        """``str.count`` of ``needle`` in the lowered ASCII text at ``position`` (taken, ASCII)."""
+        for chunk in self._chunks:
+            if chunk.positions[-1] >= position:
+                k = bisect_left(chunk.positions, position)
+                if chunk.positions[k] == position:
+                    return chunk.text.count(needle, chunk.starts[k], chunk.ends[k])
+                break
+        raise ValueError(f"no ASCII text taken at position {position}")
+
+    def _search(self, needle: str) -> list[tuple[int, int]]:
+        """A first search: ``str.find`` over every chunk (a search for a rare literal costs its hits)."""
+        found: list[tuple[int, int]] = []
+        for chunk in self._chunks:
+            text, starts, ends = chunk.text, chunk.starts, chunk.ends
+            at = text.find(needle)
+            while at != -1:
+                k = bisect_right(starts, at) - 1
+                found.append((chunk.positions[k], at - starts[k]))
+                at = text.find(needle, ends[k])
+        return found
+
+    def _catch_up(self) -> None:
+        """Extend every kept literal's hits over the texts taken since it was last searched: one
+        overlapping Aho-Corasick pass over those texts reports every occurrence of every literal
+        (none holds a NUL, so none spans two texts), the first in each text is its first start."""
+        if self._automaton is None:
+            literals = list(self._hits)
+            # A DFA: a few dozen literals (a recall oracle's keys) build in well under a millisecond
+            # and scan four times as fast as a str.find per literal.
+            self._automaton = (literals, ahocorasick_rs.AhoCorasick(literals, implementation=_DFA))
+        literals, automaton = self._automaton
+        covered = [self._hits[literal][0] for literal in literals]
+        first = min(covered)
+        for chunk in self._chunks:
+            if chunk.positions[-1] < first:
+                continue
+            starts, positions = chunk.starts, chunk.positions
+            offset = starts[bisect_left(positions, first)]
+            earliest: dict[tuple[int, int], int] = {}  # (text in the chunk, literal) -> first start
+            for which, at, _end in automaton.find_matches_as_indexes(chunk.text[offset:], overlapping=True):
+                at += offset
+                earliest.setdefault((bisect_right(starts, at) - 1, which), at)  # matches come by end
+            for (k, which), at in sorted(earliest.items()):
+                if positions[k] >= covered[which]:  # hits below are kept already
+                    self._hits[literals[which]][1].append((positions[k], at - starts[k]))
+        for literal in literals:
+            self._hits[literal] = (self.seen, self._hits[literal][1])
+
+
+_DFA = ahocorasick_rs.Implementation.DFA
 
 
 def _joined(first: _Chunk, second: _Chunk) -> _Chunk:
@@ -214,19 +263,18 @@ class Store:
         self._covering = out
         return out
 
-    def ascii_literal_hits(self, needle: str) -> tuple[list[tuple[int, int, int]], list[int]]:
-        """Where ``needle`` (lowered ASCII, no NUL) occurs in the lowered ASCII rows: ``(row position,
-        count, first start)`` per row holding it, in row order, with ``str.count``'s non-overlapping
-        count; and the positions of the non-ASCII rows, which the caller searches itself."""
+    def row_corpus(self) -> LiteralCorpus:
+        """The rows' lowered ASCII texts, searchable for a literal (taken up to the last row; a
+        row's position is its index in :attr:`rows`)."""
         corpus = self._row_corpus
         corpus.extend([row.text for row in self.rows[corpus.seen :]])
-        return corpus.hits(needle), corpus.non_ascii
+        return corpus
 
-    def ascii_literal_node_hits(self, needle: str) -> tuple[list[tuple[int, int, int]], list[int]]:
-        """:meth:`ascii_literal_hits` over the summaries' texts, by position in :attr:`order`."""
+    def node_corpus(self) -> LiteralCorpus:
+        """:meth:`row_corpus` over the summaries' texts, by position in :attr:`order`."""
         corpus = self._node_corpus
         corpus.extend([self.nodes[node_id].text for node_id in self.order[corpus.seen :]])
-        return corpus.hits(needle), corpus.non_ascii
+        return corpus
 
     def lowered(self, text: str) -> str:
         """``text.lower()``, computed once per stored text (every search lowers every row)."""

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .store import Node, Row, Store
+from .store import LiteralCorpus, Node, Row, Store
 
 SNIPPET_CHARS = 200
 
@@ -111,18 +111,20 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
             return sum(low.count(t) for t in terms), at, at + len(terms[0])
 
     # Every match as (count, position, what its entry is built from); only the entries returned are
-    # built (a common literal matches hundreds of rows, and a result lists `limit`).
+    # built (a common literal matches hundreds of rows, and a result lists `limit`). A literal's
+    # matches are counted only when the order reads the counts.
+    counted = sort == "relevance"
     found: list[tuple[int, int, Row | Node, int, int]] = []
     if scope in ("messages", "both"):
         rows = store.rows
-        matched = _matched(len(rows), lambda p: rows[p].text, needle, store.ascii_literal_hits, hits)
+        matched = _matched(len(rows), lambda p: rows[p].text, needle, store.row_corpus, hits, counted)
         found.extend((count, p, rows[p], start, end) for p, count, start, end in matched)
     if scope in ("summaries", "both"):
         nodes = [store.nodes[node_id] for node_id in store.order]
-        matched = _matched(len(nodes), lambda p: nodes[p].text, needle, store.ascii_literal_node_hits, hits)
+        matched = _matched(len(nodes), lambda p: nodes[p].text, needle, store.node_corpus, hits, counted)
         offset = len(store.rows)  # summaries rank after every message
         found.extend((count, offset + p, nodes[p], start, end) for p, count, start, end in matched)
-    if sort == "relevance":
+    if counted:
         found.sort(key=lambda f: (-f[0], -f[1]))
     else:
         found.sort(key=lambda f: -f[1])
@@ -140,21 +142,26 @@ def _matched(
     n: int,
     text_of: Callable[[int], str],
     needle: str | None,
-    literal_hits: Callable[[str], tuple[list[tuple[int, int, int]], list[int]]],
+    corpus: Callable[[], LiteralCorpus],
     hits: Callable[[str], tuple[int, int, int]],
+    counted: bool,
 ) -> list[tuple[int, int, int, int]]:
     """``(position, count, start, end)`` of the first match in each of ``n`` texts that holds any,
     in position order. An ASCII literal ``needle`` (no NUL) is found in the ASCII texts by the
-    store's incremental search (``literal_hits``: hits and the non-ASCII positions) and in the others
-    by ``hits``; any other query runs ``hits`` on every text."""
+    store's incremental search (``corpus``) and in the others by ``hits``; any other query runs
+    ``hits`` on every text. Unless ``counted``, a literal's count in an ASCII text is given as 1
+    (it occurs: an order by recency reads no more)."""
     if needle is None or "\x00" in needle:
-        matched = [(p, *hits(text_of(p))) for p in range(n)]
-    else:
-        ascii_hits, others = literal_hits(needle)
-        matched = sorted(
-            [(p, count, at, at + len(needle)) for p, count, at in ascii_hits] + [(p, *hits(text_of(p))) for p in others]
-        )
-    return [match for match in matched if match[1]]
+        return [match for match in [(p, *hits(text_of(p))) for p in range(n)] if match[1]]
+    searched = corpus()
+    count = searched.count if counted else _once
+    ascii_hits = [(p, count(needle, p), at, at + len(needle)) for p, at in searched.hits(needle)]
+    others = [match for match in [(p, *hits(text_of(p))) for p in searched.non_ascii] if match[1]]
+    return sorted(ascii_hits + others) if others else ascii_hits
+
+
+def _once(_needle: str, _position: int) -> int:
+    return 1
 
 
 def _match(store: Store, covering: dict[str, str], item: Row | Node, start: int, end: int) -> dict[str, Any]:
