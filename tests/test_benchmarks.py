@@ -42,6 +42,11 @@ REPO = Path(__file__).resolve().parent.parent
             ["--repeat", "1", "--times", "1", "--engines", "passthrough"],
             ("stored", "coding-agent-x1"),
         ),
+        (
+            "probe_overhead_cli.py",
+            ["--repeat", "1", "--times", "", "--engines", "passthrough"],
+            ("first sight", "coding-agent         passthrough           605"),
+        ),
     ],
 )
 def test_benchmark_script_runs(script: str, args: list[str], expect: tuple[str, ...]) -> None:
@@ -164,3 +169,15 @@ def test_scale_rejects_a_bad_engine_parameter_in_one_line(pair: str) -> None:
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr.splitlines()[-1].startswith("scale.py: error: argument --param: "), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_probe_overhead_cli_names_an_unknown_engine_in_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "probe_overhead_cli.py"), "--engines", "passthrough,nope"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1 and done.stderr.strip() == "probe_overhead_cli: --engines: unknown nope"

@@ -177,6 +177,9 @@ class MeasureProbe:
         self._previous: Sequence[Message] = []
         self._previous_found: list[frozenset[int]] = []
         self._row_found: dict[int, tuple[Message, frozenset[int]]] = {}  # row object id -> (row, targets)
+        # Ids of row objects seen more than once in one request (an engine's shared marker rows): only
+        # these are counted when a request repeats objects (a stale id costs a count, never a wrong one).
+        self._repeated: set[int] = set()
         self._previous_tokens: Sequence[int] = []
         self._previous_tools: list[dict[str, Any]] | None = None
         self._previous_prompt = 0
@@ -373,24 +376,39 @@ class MeasureProbe:
         if len(now) != len(ids) or distinct_before != len(before_ids):
             # Some object occurs more than once (an engine returned one marker dict twice): an object in
             # both requests moves counts by the change in its multiplicity.
-            self._repeats_moved(ids, before_ids, by_id, left, came)
+            self._repeats_moved((ids, len(now)), (before_ids, distinct_before), by_id, left, came)
         flipped = self._move_counts(left, came, touched, record) if left or came else []
         return list(map(by_id.__getitem__, ids)), flipped
 
-    @staticmethod
     def _repeats_moved(
-        ids: list[int],
-        before_ids: list[int],
+        self,
+        now: tuple[list[int], int],
+        before: tuple[list[int], int],
         by_id: dict[int, frozenset[int]],
         left: list[frozenset[int]],
         came: list[frozenset[int]],
     ) -> None:
         """Add to ``left`` and ``came`` the occurrences by which an object in both requests
         changed its multiplicity (in order of first occurrence; objects in one request only are
-        already counted with their multiplicities)."""
-        after, before = Counter(ids), Counter(before_ids)
-        for i in filter(before.__contains__, after):
-            delta = after[i] - before[i]
+        already counted with their multiplicities). ``now`` and ``before``: each request's object
+        ids and how many distinct ones it holds.
+
+        Only the objects known to repeat are counted (an engine repeats the same few marker rows
+        request after request, among a hundred rows that occur once): when the others do not all
+        occur once in a request, the objects it repeats are learnt first."""
+        repeated = self._repeated
+        counts = []
+        for ids, distinct in (now, before):
+            tally = Counter(filter(repeated.__contains__, ids))
+            if len(ids) - tally.total() != distinct - len(tally):  # some other object occurs twice
+                if len(repeated) >= MEMO_ROWS:
+                    repeated.clear()
+                repeated.update(i for i, n in Counter(ids).items() if n > 1)
+                tally = Counter(filter(repeated.__contains__, ids))
+            counts.append(tally)
+        after, earlier = counts
+        for i in filter(earlier.__contains__, after):
+            delta = after[i] - earlier[i]
             if delta:
                 (came if delta > 0 else left).extend([by_id[i]] * abs(delta))
 
