@@ -11,9 +11,9 @@ best of N. Cells:
 * *stored*: the store holds the file's targets from an earlier run (the same file replayed again,
   or a sweep's workers after the first).
 
-The ``xN`` rows replay the bundled ``coding-agent`` session N times in a row (written to a
-temporary native file), as ``probe_overhead.py`` does, so the per-request cost shows apart from
-the start-up cost every run pays.
+The files are the bundled ``coding-agent`` session (``x1``) and the same session N times in a row
+(``xN``, as in ``probe_overhead.py``), each written to a temporary native file, so the per-request
+cost shows apart from the start-up cost every run pays.
 
     python benchmarks/probe_overhead_cli.py [--repeat 3] [--times 2,4] [--engines passthrough,compressor]
 """
@@ -35,8 +35,6 @@ from contextlab import load_dataset
 from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
 from contextlab.plugins import list_engines
 from contextlab.transcripts.native import dump
-
-DATASET = Path(__file__).resolve().parent.parent / "datasets" / "coding-agent.jsonl.gz"
 
 
 def child_cpu(command: list[str], store: str) -> float:
@@ -80,23 +78,22 @@ def main() -> None:
     unknown = sorted(set(engines) - set(shipped))
     if unknown:
         raise SystemExit(f"probe_overhead_cli: --engines: unknown {', '.join(unknown)}")
-    times = [int(n) for n in args.times.split(",") if n.strip()]
+    times = [int(n) for n in args.times.split(",") if n.strip() and int(n) > 1]
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     print(f"{'file':<20} {'engine':<16} {'requests':>8} {'no probe':>9} {'first sight':>12} {'stored':>7}")
     with tempfile.TemporaryDirectory(prefix="probe-overhead-cli-") as folder:
         scratch = Path(folder)
         base = load_dataset("coding-agent")
-        files = [(DATASET, base.n_requests)]
-        for n in times:
+        files = []
+        for n in [1, *times]:
             path = scratch / f"coding-agent-x{n}.jsonl"
-            copy = repeated(base, n)
+            copy = repeated(base, n) if n > 1 else base
             dump(copy, path)
             files.append((path, copy.n_requests))
         for path, requests in files:
             for engine in engines:
                 plain, first, stored = measure(path, engine, args.repeat, scratch)
-                name = path.name.removesuffix(".gz").removesuffix(".jsonl")
-                print(f"{name:<20} {engine:<16} {requests:>8} {plain:>8.2f}s {first:>12.2f} {stored:>7.2f}")
+                print(f"{path.stem:<20} {engine:<16} {requests:>8} {plain:>8.2f}s {first:>12.2f} {stored:>7.2f}")
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parent.parent
         (
             "probe_overhead_cli.py",
             ["--repeat", "1", "--times", "", "--engines", "passthrough"],
-            ("first sight", "coding-agent         passthrough           605"),
+            ("first sight", "coding-agent-x1      passthrough           605"),
         ),
     ],
 )
