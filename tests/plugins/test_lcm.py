@@ -6,6 +6,7 @@ import itertools
 import json
 import random
 import re
+from typing import Any
 
 import pytest
 from engine_helpers import load, tool_session
@@ -142,6 +143,24 @@ def test_literal_search_matches_the_regex_search() -> None:
     assert len(set(totals)) > 3  # the searches found different numbers of rows
 
 
+def test_a_recency_search_returns_the_newest_matches_and_counts_every_one() -> None:
+    """By recency a search lists the newest matching rows first, up to ``limit``, and ``total``
+    counts every matching row; the summaries rank after every message (checked against a scan of
+    the stored texts, for a literal and for a regex, ASCII rows and not)."""
+    engine, _messages, _compressed = compacted()
+    store = engine.store
+    store.ingest([{"role": "user", "content": f"naïve line {k}", "message_uid": f"u-extra-{k}"} for k in range(3)])
+    for query in ("line", r"line \d"):
+        pattern = re.compile(query, re.IGNORECASE)
+        rows = [row.store_id for row in store.rows if pattern.search(row.text)]
+        nodes = [node_id for node_id in store.order if pattern.search(store.nodes[node_id].text)]
+        assert len(rows) > 4, query
+        for scope, expected in (("messages", rows[::-1]), ("both", nodes[::-1] + rows[::-1])):
+            found = json.loads(engine.handle_tool_call("lcm_grep", {"query": query, "limit": 4, "scope": scope}))
+            assert found["total"] == len(expected), (query, scope)
+            assert [match["id"] for match in found["matches"]] == expected[:4], (query, scope)
+
+
 def test_literal_corpus_answers_as_a_search_of_every_text() -> None:
     """The store's incremental literal search (chunks merged as texts arrive, each needle's hits
     kept, and extended for every kept needle at once when one is searched again) gives, after every
@@ -228,6 +247,17 @@ def test_covering_map_follows_new_nodes() -> None:
     before = dict(store.covering())
     engine.compress(result + tool_session(30, lines=20)[1:])
     assert store.covering() == from_scratch() and store.covering() != before
+    # A node added by hand after the map was read, then one replaced in its place (same id).
+    node_type = type(store.nodes[store.order[0]])
+    first_row = store.rows[0].store_id
+
+    def node(name: str, sources: list[str]) -> Any:
+        return node_type(name, 0, name, sources, [], (0, 0), 1, "", "leaf")
+
+    store.add_node(node("sum_extra", [first_row, "m_unseen"]))
+    assert store.covering() == from_scratch() and store.covering()["m_unseen"] == "sum_extra"
+    store.add_node(node(store.order[0], ["m_other"]))
+    assert store.covering() == from_scratch() and store.covering()["m_other"] == store.order[0]
 
 
 # ---------------------------------------------------------------------- assembly budget

@@ -78,7 +78,9 @@ class LiteralCorpus:
         self._chunks: list[_Chunk] = []
         self._hits: dict[str, tuple[int, list[tuple[int, int]]]] = {}
         self._automaton: tuple[list[str], ahocorasick_rs.AhoCorasick] | None = None
-        """The kept literals and an automaton over them (built again when a literal is added)."""
+        """Kept literals and an automaton over them; built again when a quarter as many have come since."""
+        self._outside: list[str] = []
+        """Kept literals not in the automaton (each searched by ``str.find`` until it is rebuilt)."""
 
     def extend(self, texts: Sequence[str]) -> None:
         """Take the next ``texts`` of the list (those after the :attr:`seen` first)."""
@@ -112,8 +114,9 @@ class LiteralCorpus:
         if kept is None:
             if len(self._hits) >= LITERAL_SEARCHES_KEPT:
                 self._hits.clear()
-            self._hits[needle] = (self.seen, self._search(needle))  # extended in place later
-            self._automaton = None
+                self._automaton, self._outside = None, []
+            self._hits[needle] = (self.seen, self._search(needle, 0))  # extended in place later
+            self._outside.append(needle)
         elif kept[0] < self.seen:
             self._catch_up()
         return list(self._hits[needle][1])  # callers get a copy
@@ -128,12 +131,15 @@ class LiteralCorpus:
                 break
         raise ValueError(f"no ASCII text taken at position {position}")
 
-    def _search(self, needle: str) -> list[tuple[int, int]]:
-        """A first search: ``str.find`` over every chunk (a search for a rare literal costs its hits)."""
+    def _search(self, needle: str, since: int) -> list[tuple[int, int]]:
+        """The hits of ``needle`` in the texts from position ``since`` on, by ``str.find`` over the
+        chunks that hold them (a search for a rare literal costs its hits)."""
         found: list[tuple[int, int]] = []
         for chunk in self._chunks:
+            if chunk.positions[-1] < since:
+                continue
             text, starts, ends = chunk.text, chunk.starts, chunk.ends
-            at = text.find(needle)
+            at = text.find(needle, starts[bisect_left(chunk.positions, since)])
             while at != -1:
                 k = bisect_right(starts, at) - 1
                 found.append((chunk.positions[k], at - starts[k]))
@@ -142,13 +148,19 @@ class LiteralCorpus:
 
     def _catch_up(self) -> None:
         """Extend every kept literal's hits over the texts taken since it was last searched: one
-        overlapping Aho-Corasick pass over those texts reports every occurrence of every literal
-        (none holds a NUL, so none spans two texts), the first in each text is its first start."""
-        if self._automaton is None:
+        overlapping Aho-Corasick pass over those texts reports every occurrence of every literal in
+        the automaton (none holds a NUL, so none spans two texts), the first in each text is its
+        first start; the few kept since it was built are searched one by one."""
+        if self._automaton is None or 4 * len(self._outside) > len(self._automaton[0]):
             literals = list(self._hits)
-            # A DFA: a few dozen literals (a recall oracle's keys) build in well under a millisecond
-            # and scan four times as fast as a str.find per literal.
+            # A DFA: it scans four times as fast as a str.find per literal for a few dozen literals (a
+            # recall oracle's keys), and builds in a third of a millisecond for 50 of them, so it is
+            # built again only when the literals outside it have grown by a quarter.
             self._automaton = (literals, ahocorasick_rs.AhoCorasick(literals, implementation=_DFA))
+            self._outside = []
+        for literal in self._outside:
+            since, found = self._hits[literal]
+            found += self._search(literal, since)
         literals, automaton = self._automaton
         covered = [self._hits[literal][0] for literal in literals]
         first = min(covered)
@@ -164,7 +176,7 @@ class LiteralCorpus:
             for (k, which), at in sorted(earliest.items()):
                 if positions[k] >= covered[which]:  # hits below are kept already
                     self._hits[literals[which]][1].append((positions[k], at - starts[k]))
-        for literal in literals:
+        for literal in [*literals, *self._outside]:
             self._hits[literal] = (self.seen, self._hits[literal][1])
 
 
@@ -235,9 +247,15 @@ class Store:
         return self.by_uid.get(key)
 
     def add_node(self, node: Node) -> Node:
-        self._covering = None  # the node may cover new rows
-        if node.id not in self.nodes:
+        if node.id in self.nodes:
+            self._covering = None  # a node replaced in its place: the map is built again when read
+        else:
             self.order.append(node.id)
+            if self._covering is not None:
+                # A node added last covers only the rows no earlier node covers: what building the
+                # map again (first node in order wins) would give, without a pass over every node.
+                for source in node.source_ids:
+                    self._covering.setdefault(source, node.id)
         self.nodes[node.id] = node
         for child in node.child_ids:
             self.nodes[child].parent_id = node.id
@@ -251,8 +269,8 @@ class Store:
         return node.id
 
     def covering(self) -> dict[str, str]:
-        """store id → the id of the leaf node that summarizes it (built once per change of the DAG;
-        callers only read it)."""
+        """store id → the id of the first node in :attr:`order` that summarizes it (built once, then
+        kept up to date as nodes are added; callers only read it)."""
         if self._covering is not None:
             return self._covering
         out: dict[str, str] = {}

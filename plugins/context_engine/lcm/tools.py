@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .store import LiteralCorpus, Node, Row, Store
 
 SNIPPET_CHARS = 200
+_T = TypeVar("_T")
 
 SCHEMAS: list[dict[str, Any]] = [
     {
@@ -112,18 +113,23 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
 
     # Every match as (count, position, what its entry is built from); only the entries returned are
     # built (a common literal matches hundreds of rows, and a result lists `limit`). A literal's
-    # matches are counted only when the order reads the counts.
+    # matches are counted only when the order reads the counts; by recency (position, summaries after
+    # every message), only the last `limit` matches of each part can be returned.
     counted = sort == "relevance"
+    last = None if counted else limit
     found: list[tuple[int, int, Row | Node, int, int]] = []
+    total = 0
     if scope in ("messages", "both"):
         rows = store.rows
-        matched = _matched(len(rows), lambda p: rows[p].text, needle, store.row_corpus, hits, counted)
+        matched, n = _matched(len(rows), lambda p: rows[p].text, needle, store.row_corpus, hits, counted, last)
         found.extend((count, p, rows[p], start, end) for p, count, start, end in matched)
+        total += n
     if scope in ("summaries", "both"):
         nodes = [store.nodes[node_id] for node_id in store.order]
-        matched = _matched(len(nodes), lambda p: nodes[p].text, needle, store.node_corpus, hits, counted)
+        matched, n = _matched(len(nodes), lambda p: nodes[p].text, needle, store.node_corpus, hits, counted, last)
         offset = len(store.rows)  # summaries rank after every message
         found.extend((count, offset + p, nodes[p], start, end) for p, count, start, end in matched)
+        total += n
     if counted:
         found.sort(key=lambda f: (-f[0], -f[1]))
     else:
@@ -133,7 +139,7 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
         "query": query,
         "mode": mode,
         "scope": scope,
-        "total": len(found),
+        "total": total,
         "matches": [_match(store, covering, item, start, end) for _count, _p, item, start, end in found[:limit]],
     }
 
@@ -145,19 +151,30 @@ def _matched(
     corpus: Callable[[], LiteralCorpus],
     hits: Callable[[str], tuple[int, int, int]],
     counted: bool,
-) -> list[tuple[int, int, int, int]]:
+    last: int | None,
+) -> tuple[list[tuple[int, int, int, int]], int]:
     """``(position, count, start, end)`` of the first match in each of ``n`` texts that holds any,
-    in position order. An ASCII literal ``needle`` (no NUL) is found in the ASCII texts by the
-    store's incremental search (``corpus``) and in the others by ``hits``; any other query runs
-    ``hits`` on every text. Unless ``counted``, a literal's count in an ASCII text is given as 1
-    (it occurs: an order by recency reads no more)."""
+    in position order (only the ``last`` ones, unless None), and how many texts hold one. An ASCII
+    literal ``needle`` (no NUL) is found in the ASCII texts by the store's incremental search
+    (``corpus``) and in the others by ``hits``; any other query runs ``hits`` on every text. Unless
+    ``counted``, a literal's count in an ASCII text is given as 1 (it occurs: an order by recency
+    reads no more)."""
     if needle is None or "\x00" in needle:
-        return [match for match in [(p, *hits(text_of(p))) for p in range(n)] if match[1]]
+        matched = [match for match in [(p, *hits(text_of(p))) for p in range(n)] if match[1]]
+        return _tail(matched, last), len(matched)
     searched = corpus()
-    count = searched.count if counted else _once
-    ascii_hits = [(p, count(needle, p), at, at + len(needle)) for p, at in searched.hits(needle)]
+    found = searched.hits(needle)
     others = [match for match in [(p, *hits(text_of(p))) for p in searched.non_ascii] if match[1]]
-    return sorted(ascii_hits + others) if others else ascii_hits
+    count = searched.count if counted else _once
+    if others:  # non-ASCII texts hold it too: every match in one order
+        merged = sorted([(p, count(needle, p), at, at + len(needle)) for p, at in found] + others)
+        return _tail(merged, last), len(merged)
+    return [(p, count(needle, p), at, at + len(needle)) for p, at in _tail(found, last)], len(found)
+
+
+def _tail(items: list[_T], last: int | None) -> list[_T]:
+    """The ``last`` items (all of them when None)."""
+    return items if last is None else items[len(items) - min(last, len(items)) :]
 
 
 def _once(_needle: str, _position: int) -> int:
