@@ -123,6 +123,7 @@ def test_literal_search_matches_the_regex_search() -> None:
     messages[9]["content"] = ""  # an empty row between two others
     messages[30]["content"] += "\x00value_1_2\x00aa"  # NUL inside a row (the fast path's separator)
     messages[33]["content"] += "\nvalue_1_2 ends the row: value_1_2"
+    messages[35]["content"] += "\nnaïve again: VALUE_1_2 \u212aelvin a.b.c"  # a non-ASCII row stored later
     literals = ["value_1_2", "VALUE_1", "a.b.c", "state", "kelvin", "aa", "file 3 line", "naïve", "zzz", "2\x00aa"]
     totals = []
     for stored in (28, len(messages)):  # a first store, then rows added after searches ran
@@ -135,10 +136,10 @@ def test_literal_search_matches_the_regex_search() -> None:
                 )
                 assert fast["matches"] == slow["matches"] and fast["total"] == slow["total"], (stored, literal)
                 totals.append(fast["total"])
-    assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "kelvin", "limit": 50}))["total"] == 1
+    assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "kelvin", "limit": 50}))["total"] == 2
     assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "aa", "limit": 50}))["total"] == 2
     assert (
-        json.loads(engine.handle_tool_call("lcm_grep", {"query": "value_1_2", "limit": 50}))["total"] == 5
+        json.loads(engine.handle_tool_call("lcm_grep", {"query": "value_1_2", "limit": 50}))["total"] == 6
     )  # and a tool result
     assert len(set(totals)) > 3  # the searches found different numbers of rows
 

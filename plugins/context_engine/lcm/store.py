@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +81,8 @@ class LiteralCorpus:
         """Kept literals and an automaton over them; built again when a quarter as many have come since."""
         self._outside: list[str] = []
         """Kept literals not in the automaton (each searched by ``str.find`` until it is rebuilt)."""
+        self._other_hits: dict[str, tuple[int, list[tuple[int, int, int, int]]]] = {}
+        """Per literal: how many of :attr:`non_ascii` its matches there cover, and those matches."""
 
     def extend(self, texts: Sequence[str]) -> None:
         """Take the next ``texts`` of the list (those after the :attr:`seen` first)."""
@@ -120,6 +122,22 @@ class LiteralCorpus:
         elif kept[0] < self.seen:
             self._catch_up()
         return list(self._hits[needle][1])  # callers get a copy
+
+    def non_ascii_hits(
+        self, needle: str, match: Callable[[int], tuple[int, int, int]]
+    ) -> list[tuple[int, int, int, int]]:
+        """``(position, count, start, end)`` of the non-ASCII texts holding ``needle``, in list order,
+        by ``match(position)`` (the caller's own search: case folding beyond ASCII is not the lowered
+        text's), called once per text and literal: the texts taken since the last search are read."""
+        covered, found = self._other_hits.get(needle, (0, []))
+        for position in self.non_ascii[covered:]:
+            count, start, end = match(position)
+            if count:
+                found.append((position, count, start, end))
+        if needle not in self._other_hits and len(self._other_hits) >= LITERAL_SEARCHES_KEPT:
+            self._other_hits.clear()
+        self._other_hits[needle] = (len(self.non_ascii), found)
+        return list(found)
 
     def count(self, needle: str, position: int) -> int:
         """``str.count`` of ``needle`` in the lowered ASCII text at ``position`` (taken, ASCII)."""

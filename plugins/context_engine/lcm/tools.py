@@ -164,7 +164,7 @@ def _matched(
         return _tail(matched, last), len(matched)
     searched = corpus()
     found = searched.hits(needle)
-    others = [match for match in [(p, *hits(text_of(p))) for p in searched.non_ascii] if match[1]]
+    others = searched.non_ascii_hits(needle, lambda p: hits(text_of(p)))
     count = searched.count if counted else _once
     if others:  # non-ASCII texts hold it too: every match in one order
         merged = sorted([(p, count(needle, p), at, at + len(needle)) for p, at in found] + others)
