@@ -70,19 +70,27 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _ids(value: Any, out: list[str]) -> None:
-    """Ids in a search result, in order: ``id`` first, then ``covering_summary`` / ``*_id`` keys."""
+def _ids(value: Any, out: list[str], limit: int) -> None:
+    """Ids in a search result, in order, into ``out`` until it holds ``limit``: ``id`` first, then
+    ``covering_summary`` / ``*_id`` keys (the walk stops there: a search lists tens of matches and
+    the oracle expands the first few ids)."""
     if isinstance(value, dict):
         for key in ("id", "covering_summary", "summary_id", "node_id"):
             found = value.get(key)
             if isinstance(found, str) and found and found not in out:
                 out.append(found)
+                if len(out) >= limit:
+                    return
         for key, child in value.items():
             if isinstance(child, (dict, list)) and key not in ("text",):
-                _ids(child, out)
+                _ids(child, out, limit)
+                if len(out) >= limit:
+                    return
     elif isinstance(value, list):
         for child in value:
-            _ids(child, out)
+            _ids(child, out, limit)
+            if len(out) >= limit:
+                return
 
 
 class RecoveryOracle:
@@ -144,9 +152,10 @@ class RecoveryOracle:
         if self.expand_tool is None or decoded is None:
             return Reach(None, tokens)
         ids: list[str] = []
-        _ids(decoded, ids)
+        if self.k > 1:
+            _ids(decoded, ids, self.k - 1)
         calls = 1
-        for ident in ids[: self.k - 1]:
+        for ident in ids:
             calls += 1
             text = self._call(self.expand_tool, {"id": ident})
             tokens += estimate_tokens_rough(text)

@@ -17,7 +17,7 @@ from contextlab.engine import Message
 from contextlab.examples import tool_conversation
 from contextlab.host.observers import RequestView
 from contextlab.measure import MeasureProbe, engine_diagnostics, targets_for
-from contextlab.measure.recovery import _contains
+from contextlab.measure.recovery import _contains, _ids
 from contextlab.measure.text import message_payload
 from contextlab.transcripts import GoldFact, Transcript
 from tests.toy_engines import KeepLastEngine, SelectingEngine
@@ -155,6 +155,28 @@ def test_the_oracle_recovers_facts_through_the_engines_tools() -> None:
     assert s["recovery_tokens_mean"] > 0
     trace = result.trace
     assert (trace["fact_retention_recoverable"].dropna() >= trace["fact_retention"].dropna()).all()
+
+
+def test_the_oracle_reads_only_the_first_ids_it_expands() -> None:
+    """A search result's ids are walked in order (``id``, then the summary keys, depth first, no
+    repeats, never inside ``text``) and only as far as the ids the oracle expands; with one call
+    allowed it expands none."""
+    result = {
+        "matches": [
+            {"id": "m1", "covering_summary": "s1", "nested": [{"id": "m2"}, {"node_id": "n3"}]},
+            {"id": "m1"},
+            {"summary_id": "s4", "text": {"id": "hidden"}},
+        ]
+    }
+    every: list[str] = []
+    _ids(result, every, 100)
+    assert every == ["m1", "s1", "m2", "n3", "s4"]
+    for limit in range(1, 6):
+        first: list[str] = []
+        _ids(result, first, limit)
+        assert first == every[:limit], limit
+    one_call = replay(planted(), StoreEngine(threshold_tokens=900, keep=3), probes=False, observers=[MeasureProbe(k=1)])
+    assert one_call.summary["fact_retention_recoverable_final"] == one_call.summary["fact_retention_final"] == 0.0
 
 
 @pytest.mark.parametrize("ensure_ascii", [True, False])
