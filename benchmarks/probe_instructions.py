@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from arguments import whole_numbers
 from scale_instructions import cachegrind
 
 from contextlab.datasets import DATASETS
@@ -87,12 +88,7 @@ def main() -> None:
         mode, engine, times = args.child
         child(mode, engine, int(times), args.dataset, args.stored)
         return
-    try:
-        sizes = [int(t) for t in args.times.split(",")]
-    except ValueError:
-        parser.error(f"--times: expected comma-separated whole numbers, got {args.times!r}")
-    if min(sizes) < 1:
-        parser.error(f"--times: each must be at least 1, got {args.times!r}")
+    sizes = whole_numbers(parser, "--times", args.times)
     engines = [e for e in args.engines.split(",") if e]
     if args.dataset not in DATASETS:
         parser.error(f"--dataset: unknown dataset {args.dataset!r} (available: {', '.join(DATASETS)})")

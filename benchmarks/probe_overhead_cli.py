@@ -15,7 +15,7 @@ The files are the bundled ``coding-agent`` session (``x1``) and the same session
 (``xN``, as in ``probe_overhead.py``), each written to a temporary native file, so the per-request
 cost shows apart from the start-up cost every run pays.
 
-    python benchmarks/probe_overhead_cli.py [--repeat 3] [--times 2,4] [--engines passthrough,compressor]
+    python benchmarks/probe_overhead_cli.py [--repeat 3] [--times 2,4] [--engines passthrough,compressor|all]
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from arguments import at_least_one, whole_numbers
 from probe_overhead import repeated
 
 from contextlab import load_dataset
@@ -67,7 +68,7 @@ def measure(path: Path, engine: str, repeat: int, scratch: Path) -> tuple[float,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=at_least_one, default=3)
     parser.add_argument("--times", default="2,4", help="also replay the session this many times in a row")
     parser.add_argument(
         "--engines", default="passthrough,compressor", help="comma-separated; all: every shipped engine"
@@ -77,8 +78,8 @@ def main() -> None:
     engines = shipped if args.engines == "all" else args.engines.split(",")
     unknown = sorted(set(engines) - set(shipped))
     if unknown:
-        raise SystemExit(f"probe_overhead_cli: --engines: unknown {', '.join(unknown)}")
-    times = [int(n) for n in args.times.split(",") if n.strip() and int(n) > 1]
+        parser.error(f"--engines: unknown {', '.join(unknown)} (shipped: {', '.join(shipped)})")
+    times = sorted(set(whole_numbers(parser, "--times", args.times)) - {1})  # x1 is always replayed
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     print(f"{'file':<20} {'engine':<16} {'requests':>8} {'no probe':>9} {'first sight':>12} {'stored':>7}")
     with tempfile.TemporaryDirectory(prefix="probe-overhead-cli-") as folder:

@@ -39,6 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from arguments import whole_numbers
+
 from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
 
 # Timed as a first sight: a transcript's probe targets are extracted, not read back from the on-disk
@@ -134,12 +136,7 @@ def main() -> None:
         child(args.path, mode, int(size), engine, "" if cache == "-" else cache, args.context_length)
         return
     # A usage error is reported whatever the machine has (before looking for valgrind).
-    try:
-        sizes = [int(s) for s in args.sizes.split(",")]
-    except ValueError:
-        parser.error(f"--sizes: expected comma-separated whole numbers, got {args.sizes!r}")
-    if min(sizes) < 1:
-        parser.error(f"--sizes: each size must be at least 1, got {args.sizes!r}")
+    sizes = whole_numbers(parser, "--sizes", args.sizes, each="each size")
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found: install it (Debian and Ubuntu: apt-get install valgrind)")
     engines = [e for e in args.engines.split(",") if e]

@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
         ),
         (
             "probe_overhead_cli.py",
-            ["--repeat", "1", "--times", "", "--engines", "passthrough"],
+            ["--repeat", "1", "--times", "1", "--engines", "passthrough"],
             ("first sight", "coding-agent-x1      passthrough           605"),
         ),
     ],
@@ -171,13 +171,23 @@ def test_scale_rejects_a_bad_engine_parameter_in_one_line(pair: str) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_probe_overhead_cli_names_an_unknown_engine_in_one_line() -> None:
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--engines", "passthrough,nope"], "--engines: unknown nope (shipped: "),
+        (["--times", "2,x"], "--times: expected comma-separated whole numbers, got '2,x'"),
+        (["--times", "0"], "--times: each must be at least 1, got '0'"),
+        (["--repeat", "0"], "argument --repeat: must be at least 1, got '0'"),
+    ],
+)
+def test_probe_overhead_cli_rejects_bad_arguments_in_one_line(args: list[str], error: str) -> None:
     done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "probe_overhead_cli.py"), "--engines", "passthrough,nope"],
+        [sys.executable, str(REPO / "benchmarks" / "probe_overhead_cli.py"), *args],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    assert done.returncode == 1 and done.stderr.strip() == "probe_overhead_cli: --engines: unknown nope"
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"probe_overhead_cli.py: error: {error}"), done.stderr

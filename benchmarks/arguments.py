@@ -1,0 +1,28 @@
+"""Command-line values the benchmark scripts share, checked the way argparse reports a usage error."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def whole_numbers(parser: argparse.ArgumentParser, flag: str, text: str, each: str = "each") -> list[int]:
+    """``text`` (``flag``'s value) as comma-separated whole numbers of at least 1; anything else ends
+    the script with a one-line usage error naming the flag and the value (exit status 2)."""
+    try:
+        numbers = [int(part) for part in text.split(",")]
+    except ValueError:
+        parser.error(f"{flag}: expected comma-separated whole numbers, got {text!r}")
+    if min(numbers) < 1:
+        parser.error(f"{flag}: {each} must be at least 1, got {text!r}")
+    return numbers
+
+
+def at_least_one(text: str) -> int:
+    """An argparse ``type``: a whole number of at least 1."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return number
