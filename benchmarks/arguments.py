@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from contextlab.plugins import list_engines
+
 
 def whole_numbers(parser: argparse.ArgumentParser, flag: str, text: str, each: str = "each") -> list[int]:
     """``text`` (``flag``'s value) as comma-separated whole numbers of at least 1; anything else ends
@@ -26,3 +28,14 @@ def at_least_one(text: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     return number
+
+
+def engine_names(parser: argparse.ArgumentParser, text: str) -> list[str]:
+    """``--engines``' value: comma-separated names of shipped engines, or ``all`` for every one; an
+    unknown name ends the script with a one-line usage error listing the shipped ones."""
+    shipped = [i.name for i in list_engines() if i.available is not False and i.source in ("builtin", "bundled")]
+    engines = shipped if text == "all" else text.split(",")
+    unknown = sorted(set(engines) - set(shipped))
+    if unknown:
+        parser.error(f"--engines: unknown {', '.join(unknown)} (shipped: {', '.join(shipped)})")
+    return engines

@@ -29,12 +29,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from arguments import at_least_one, whole_numbers
+from arguments import at_least_one, engine_names, whole_numbers
 from probe_overhead import repeated
 
 from contextlab import load_dataset
 from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
-from contextlab.plugins import list_engines
 from contextlab.transcripts.native import dump
 
 
@@ -74,11 +73,7 @@ def main() -> None:
         "--engines", default="passthrough,compressor", help="comma-separated; all: every shipped engine"
     )
     args = parser.parse_args()
-    shipped = [i.name for i in list_engines() if i.available is not False and i.source in ("builtin", "bundled")]
-    engines = shipped if args.engines == "all" else args.engines.split(",")
-    unknown = sorted(set(engines) - set(shipped))
-    if unknown:
-        parser.error(f"--engines: unknown {', '.join(unknown)} (shipped: {', '.join(shipped)})")
+    engines = engine_names(parser, args.engines)
     times = sorted(set(whole_numbers(parser, "--times", args.times)) - {1})  # x1 is always replayed
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     print(f"{'file':<20} {'engine':<16} {'requests':>8} {'no probe':>9} {'first sight':>12} {'stored':>7}")

@@ -6,6 +6,7 @@ import itertools
 import json
 import random
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -119,12 +120,25 @@ def test_literal_search_matches_the_regex_search() -> None:
     messages = tool_session(24, lines=6)
     messages[3]["content"] += "\nVALUE_1_2 again value_1_2, Value_1_2. a.b.c a.b.c"
     messages[5]["content"] += "\nſtate KELVIN Kelvin \u212aelvin value_1_2 naïve a.b.c"  # long s, Kelvin sign
+    messages[6]["content"] += "\n\u0130nfo \u0131nfo, Info → info ✓"  # dotted and dotless I
     messages[7]["content"] += "\naaaa aaa"
     messages[9]["content"] = ""  # an empty row between two others
     messages[30]["content"] += "\x00value_1_2\x00aa"  # NUL inside a row (the fast path's separator)
     messages[33]["content"] += "\nvalue_1_2 ends the row: value_1_2"
     messages[35]["content"] += "\nnaïve again: VALUE_1_2 \u212aelvin a.b.c"  # a non-ASCII row stored later
-    literals = ["value_1_2", "VALUE_1", "a.b.c", "state", "kelvin", "aa", "file 3 line", "naïve", "zzz", "2\x00aa"]
+    literals = [
+        "value_1_2",
+        "VALUE_1",
+        "a.b.c",
+        "state",
+        "kelvin",
+        "aa",
+        "file 3 line",
+        "naïve",
+        "zzz",
+        "2\x00aa",
+        "info",
+    ]
     totals = []
     for stored in (28, len(messages)):  # a first store, then rows added after searches ran
         engine.store.ingest(messages[:stored])
@@ -138,6 +152,8 @@ def test_literal_search_matches_the_regex_search() -> None:
                 totals.append(fast["total"])
     assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "kelvin", "limit": 50}))["total"] == 2
     assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "aa", "limit": 50}))["total"] == 2
+    info = json.loads(engine.handle_tool_call("lcm_grep", {"query": "info", "limit": 50, "sort": "relevance"}))
+    assert [match["id"] for match in info["matches"]] == [engine.store.by_uid[messages[6]["message_uid"]].store_id]
     assert (
         json.loads(engine.handle_tool_call("lcm_grep", {"query": "value_1_2", "limit": 50}))["total"] == 6
     )  # and a tool result
@@ -165,25 +181,69 @@ def test_a_recency_search_returns_the_newest_matches_and_counts_every_one() -> N
 def test_literal_corpus_answers_as_a_search_of_every_text() -> None:
     """The store's incremental literal search (chunks merged as texts arrive, each needle's hits
     kept, and extended for every kept needle at once when one is searched again) gives, after every
-    batch, what a fresh search of every ASCII text gives: position and first start, and on demand
-    the non-overlapping count; the non-ASCII texts are listed instead."""
+    batch, what a case-insensitive ``re`` search of every text gives, non-ASCII texts and ASCII
+    lookalikes (dotted and dotless I, long s, Kelvin sign) included: position and first start, and
+    on demand the non-overlapping count."""
     rng = random.Random(7)
     corpus = type(load("lcm", context_length=200_000).store._row_corpus)()
-    alphabet = ["ab", "a", "b", "ba", "AB", "x", " ", "\n", "é", "Ab"]
+    alphabet = [
+        "ab",
+        "a",
+        "b",
+        "ba",
+        "AB",
+        "x",
+        " ",
+        "\n",
+        "é",
+        "Ab",
+        "\u0130",
+        "\u0131",
+        "\u017f",
+        "\u212a",
+        "i",
+        "sk",
+        "→",
+    ]
     texts: list[str] = []
-    needles = ["ab", "aba", "bab", "abab", "b a", "x", "ab\nab", "zz"]
+    needles = ["ab", "aba", "bab", "abab", "b a", "x", "ab\nab", "zz", "i", "is", "sk", "kab", "a i"]
     for _batch in range(40):
         new = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12))) for _ in range(rng.randrange(0, 9))]
         texts += new
         corpus.extend(new)
-        for needle in rng.sample(needles, 4):
-            expected = [(p, text.lower().find(needle)) for p, text in enumerate(texts) if text.isascii()]
-            expected = [(p, at) for p, at in expected if at >= 0]
+        for needle in rng.sample(needles, 5):
+            pattern = re.compile(re.escape(needle), re.IGNORECASE)
+            first = [(p, pattern.search(text)) for p, text in enumerate(texts)]
+            expected = [(p, match.start()) for p, match in first if match]
             assert corpus.hits(needle) == expected, (len(texts), needle)
             counts = [corpus.count(needle, p) for p, _at in expected]
-            assert counts == [texts[p].lower().count(needle) for p, _at in expected], (len(texts), needle)
-        assert corpus.non_ascii == [p for p, text in enumerate(texts) if not text.isascii()]
+            assert counts == [len(pattern.findall(texts[p])) for p, _at in expected], (len(texts), needle)
+    assert any(not text.isascii() for text in texts)
     assert len(corpus._chunks) <= 2 * len(texts).bit_length()  # merged as it grew, never one per batch
+
+
+def test_folding_pairs_each_code_point_with_the_ascii_letters_re_matches() -> None:
+    """Every code point a case-insensitive ``re`` literal of an ASCII character matches is folded to
+    that character lowered, and every other non-ASCII one to NUL, one character for one: so the
+    folded corpus finds an ASCII needle exactly where ``re.IGNORECASE`` does (checked over all of
+    Unicode, for the running Python's tables)."""
+    store_module = sys.modules[type(load("lcm", context_length=200_000).store).__module__]
+    folded = store_module.folded
+    any_ascii = re.compile("|".join(re.escape(chr(c)) for c in range(128)), re.IGNORECASE)
+    paired: dict[str, str] = {}
+    for code in range(0x80, 0x110000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        character = chr(code)
+        if any_ascii.fullmatch(character):
+            letters = {chr(c).lower() for c in range(128) if re.fullmatch(re.escape(chr(c)), character, re.IGNORECASE)}
+            assert len(letters) == 1, character
+            paired[character] = letters.pop()
+    assert paired == {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+    every = "".join(chr(code) for code in range(0x80, 0x110000) if not 0xD800 <= code < 0xE000)
+    expected = "".join(paired.get(character, "\x00") for character in every)
+    assert folded(every) == expected
+    assert folded("Plain ASCII, KEPT") == "plain ascii, kept"
 
 
 def test_literal_corpus_catches_up_every_needle_once() -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,7 @@ LITERAL_SEARCHES_KEPT = 4096
 
 @dataclass
 class _Chunk:
-    """Consecutive lowered ASCII texts joined by NUL, with each text's bounds and list position."""
+    """Consecutive folded texts joined by NUL, with each text's bounds and list position."""
 
     text: str
     starts: list[int]
@@ -58,10 +59,31 @@ class _Chunk:
     positions: list[int]
 
 
+_ASCII_LOOKALIKES = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
+"""The non-ASCII characters a case-insensitive ``re`` literal pairs with an ASCII letter (dotted and
+dotless I, long s, Kelvin sign), each with that letter lowered; ``tests/plugins/test_lcm.py`` checks
+every code point against ``re``."""
+
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def folded(text: str) -> str:
+    """``text`` as lowered ASCII, position for position: each lookalike of an ASCII letter written
+    as that letter, every other non-ASCII character as NUL (which no searched needle holds). An ASCII
+    needle without NUL occurs in it exactly where a case-insensitive ``re`` literal matches in
+    ``text``, and the folded corpus stays one byte a character."""
+    if text.isascii():
+        return text.lower()
+    for character, letter in _ASCII_LOOKALIKES:
+        if character in text:
+            text = text.replace(character, letter)
+    return _NON_ASCII.sub("\x00", text).lower()
+
+
 class LiteralCorpus:
-    """The lowered ASCII texts of an append-only list of texts, searchable for a literal by
-    ``str.find`` over a few joined chunks (a search for a rare literal costs its hits, not a Python
-    step per text); the other texts are listed for the caller.
+    """The folded texts (:func:`folded`) of an append-only list of texts, searchable for an ASCII
+    literal without NUL by ``str.find`` over a few joined chunks (a search for a rare literal costs
+    its hits, not a Python step per text).
 
     Each literal's hits are kept with how many texts they cover, so a repeated search (a recall
     oracle repeats each search at every commit) reads only the texts added since; and those are
@@ -73,16 +95,12 @@ class LiteralCorpus:
     def __init__(self) -> None:
         self.seen = 0
         """Texts of the list taken so far."""
-        self.non_ascii: list[int] = []
-        """Positions of the texts that are not ASCII (not in the chunks)."""
         self._chunks: list[_Chunk] = []
         self._hits: dict[str, tuple[int, list[tuple[int, int]]]] = {}
         self._automaton: tuple[list[str], ahocorasick_rs.AhoCorasick] | None = None
         """Kept literals and an automaton over them; built again when a quarter as many have come since."""
         self._outside: list[str] = []
         """Kept literals not in the automaton (each searched by ``str.find`` until it is rebuilt)."""
-        self._other_hits: dict[str, tuple[int, list[tuple[int, int, int, int]]]] = {}
-        """Per literal: how many of :attr:`non_ascii` its matches there cover, and those matches."""
 
     def extend(self, texts: Sequence[str]) -> None:
         """Take the next ``texts`` of the list (those after the :attr:`seen` first)."""
@@ -92,10 +110,7 @@ class LiteralCorpus:
         positions: list[int] = []
         offset = 0
         for position, text in enumerate(texts, start=self.seen):
-            if not text.isascii():
-                self.non_ascii.append(position)
-                continue
-            low = text.lower()
+            low = folded(text)
             starts.append(offset)
             ends.append(offset + len(low))
             positions.append(position)
@@ -110,7 +125,7 @@ class LiteralCorpus:
         self._chunks.append(chunk)
 
     def hits(self, needle: str) -> list[tuple[int, int]]:
-        """``(position, first start)`` of every taken ASCII text holding ``needle`` (lowered ASCII,
+        """``(position, first start)`` of every taken folded text holding ``needle`` (lowered ASCII,
         no NUL), in list order."""
         kept = self._hits.get(needle)
         if kept is None:
@@ -123,31 +138,15 @@ class LiteralCorpus:
             self._catch_up()
         return list(self._hits[needle][1])  # callers get a copy
 
-    def non_ascii_hits(
-        self, needle: str, match: Callable[[int], tuple[int, int, int]]
-    ) -> list[tuple[int, int, int, int]]:
-        """``(position, count, start, end)`` of the non-ASCII texts holding ``needle``, in list order,
-        by ``match(position)`` (the caller's own search: case folding beyond ASCII is not the lowered
-        text's), called once per text and literal: the texts taken since the last search are read."""
-        covered, found = self._other_hits.get(needle, (0, []))
-        for position in self.non_ascii[covered:]:
-            count, start, end = match(position)
-            if count:
-                found.append((position, count, start, end))
-        if needle not in self._other_hits and len(self._other_hits) >= LITERAL_SEARCHES_KEPT:
-            self._other_hits.clear()
-        self._other_hits[needle] = (len(self.non_ascii), found)
-        return list(found)
-
     def count(self, needle: str, position: int) -> int:
-        """``str.count`` of ``needle`` in the lowered ASCII text at ``position`` (taken, ASCII)."""
+        """``str.count`` of ``needle`` in the folded text at ``position`` (taken, folded)."""
         for chunk in self._chunks:
             if chunk.positions[-1] >= position:
                 k = bisect_left(chunk.positions, position)
                 if chunk.positions[k] == position:
                     return chunk.text.count(needle, chunk.starts[k], chunk.ends[k])
                 break
-        raise ValueError(f"no ASCII text taken at position {position}")
+        raise ValueError(f"no folded text taken at position {position}")
 
     def _search(self, needle: str, since: int) -> list[tuple[int, int]]:
         """The hits of ``needle`` in the texts from position ``since`` on, by ``str.find`` over the
@@ -224,7 +223,7 @@ class Store:
     turn: int = 0
     _uidless: int = 0
     # Caches (two stores of the same rows and nodes are equal whatever was searched): the covering
-    # map, lowered texts, and the lowered ASCII texts of the rows and of the summaries in DAG order,
+    # map, lowered texts, and the folded texts of the rows and of the summaries in DAG order,
     # searchable for a literal incrementally (both lists only grow, and a stored text never changes).
     _covering: dict[str, str] | None = field(default=None, repr=False, compare=False)
     _lowered: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -300,7 +299,7 @@ class Store:
         return out
 
     def row_corpus(self) -> LiteralCorpus:
-        """The rows' lowered ASCII texts, searchable for a literal (taken up to the last row; a
+        """The rows' folded texts, searchable for a literal (taken up to the last row; a
         row's position is its index in :attr:`rows`)."""
         corpus = self._row_corpus
         corpus.extend([row.text for row in self.rows[corpus.seen :]])
@@ -313,7 +312,7 @@ class Store:
         return corpus
 
     def lowered(self, text: str) -> str:
-        """``text.lower()``, computed once per stored text (every search lowers every row)."""
+        """``text.lower()``, computed once per stored text (every word search lowers every row)."""
         low = self._lowered.get(text)
         if low is None:
             low = self._lowered[text] = text.lower()

@@ -89,16 +89,6 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
         needle = literal.lower() if literal is not None and literal.isascii() else None
 
         def hits(text: str) -> tuple[int, int, int]:
-            if needle is not None and text.isascii():
-                # An ASCII literal in ASCII text matches case-insensitively exactly where the
-                # lowered texts match, and str.count counts the same non-overlapping matches as
-                # finditer: the same answer without running the regex engine over every row.
-                low = lowered(text)
-                count = low.count(needle)
-                if not count:
-                    return 0, 0, 0
-                at = low.find(needle)
-                return count, at, at + len(needle)
             found = list(pattern.finditer(text))
             return (len(found), found[0].start(), found[0].end()) if found else (0, 0, 0)
     else:
@@ -155,20 +145,15 @@ def _matched(
 ) -> tuple[list[tuple[int, int, int, int]], int]:
     """``(position, count, start, end)`` of the first match in each of ``n`` texts that holds any,
     in position order (only the ``last`` ones, unless None), and how many texts hold one. An ASCII
-    literal ``needle`` (no NUL) is found in the ASCII texts by the store's incremental search
-    (``corpus``) and in the others by ``hits``; any other query runs ``hits`` on every text. Unless
-    ``counted``, a literal's count in an ASCII text is given as 1 (it occurs: an order by recency
-    reads no more)."""
+    literal ``needle`` without NUL is found by the store's incremental search of the folded texts
+    (``corpus``); any other query runs ``hits`` on every text. Unless ``counted``, a literal's count
+    in a text is given as 1 (it occurs: an order by recency reads no more)."""
     if needle is None or "\x00" in needle:
         matched = [match for match in [(p, *hits(text_of(p))) for p in range(n)] if match[1]]
         return _tail(matched, last), len(matched)
     searched = corpus()
     found = searched.hits(needle)
-    others = searched.non_ascii_hits(needle, lambda p: hits(text_of(p)))
     count = searched.count if counted else _once
-    if others:  # non-ASCII texts hold it too: every match in one order
-        merged = sorted([(p, count(needle, p), at, at + len(needle)) for p, at in found] + others)
-        return _tail(merged, last), len(merged)
     return [(p, count(needle, p), at, at + len(needle)) for p, at in _tail(found, last)], len(found)
 
 
