@@ -178,6 +178,40 @@ def test_a_recency_search_returns_the_newest_matches_and_counts_every_one() -> N
             assert [match["id"] for match in found["matches"]] == expected[:4], (query, scope)
 
 
+def test_word_search_finds_the_rows_holding_every_word() -> None:
+    """A word search (mode fts) lists the rows that hold every word case-insensitively (as a
+    case-insensitive ``re`` literal matches: lookalikes of ASCII letters count), counts the sum of
+    the words' matches for a relevance order, and cuts its snippet around the first word's first
+    match; checked against a scan of every stored row, also for rows stored after the first search."""
+    engine = load("lcm", context_length=200_000)
+    messages = tool_session(24, lines=6)
+    messages[4]["content"] += "\nthe \u0130nfo line: FILE \u2192 \u212aeep"
+    messages[8]["content"] += "\nſtate of the file, info kept"
+    messages[30]["content"] += "\nna\u00efve info \u2713"
+    for stored in (26, len(messages)):
+        engine.store.ingest(messages[:stored])
+        for query in ("info", "file line", "LINE keep", "state file", "zzz line", "line line"):
+            terms = re.findall(r"\w+", query.lower())
+            patterns = [re.compile(re.escape(term), re.IGNORECASE) for term in terms]
+            expected = []
+            for position, row in enumerate(engine.store.rows):
+                if all(pattern.search(row.text) for pattern in patterns):
+                    count = sum(len(pattern.findall(row.text)) for pattern in patterns)
+                    expected.append((count, position, row.store_id, patterns[0].search(row.text).start()))
+            for sort, order in (("recency", lambda e: -e[1]), ("relevance", lambda e: (-e[0], -e[1]))):
+                args = {"query": query, "mode": "fts", "scope": "messages", "sort": sort, "limit": 5}
+                found = json.loads(engine.handle_tool_call("lcm_grep", args))
+                best = sorted(expected, key=order)[:5]
+                assert found["total"] == len(expected), (stored, query)
+                assert [match["id"] for match in found["matches"]] == [e[2] for e in best], (stored, query, sort)
+                for match, (_count, position, _id, start) in zip(found["matches"], best, strict=True):
+                    text = engine.store.rows[position].text
+                    assert match["snippet"] in text.replace("\n", " "), (query, match["snippet"])
+                    assert start - len(match["snippet"]) < text.replace("\n", " ").find(match["snippet"]) <= start
+    info = json.loads(engine.handle_tool_call("lcm_grep", {"query": "info", "mode": "fts", "scope": "messages"}))
+    assert info["total"] == 3  # a dotted capital I is an i
+
+
 def test_literal_corpus_answers_as_a_search_of_every_text() -> None:
     """The store's incremental literal search (chunks merged as texts arrive, each needle's hits
     kept, and extended for every kept needle at once when one is searched again) gives, after every

@@ -79,20 +79,25 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     ):
         return {"error": "mode must be regex|fts, scope messages|summaries|both, sort recency|relevance"}
     lowered = store.lowered
-    needle: str | None = None  # a regex that is a plain ASCII text: that text, lowered
+    # What the folded corpus answers: a regex that is a plain ASCII text (that text, lowered), or
+    # the words of a word search when all are ASCII (a row holding every one matches).
+    needles: list[str] | None = None
     if mode == "regex":
         try:
             pattern = re.compile(query, re.IGNORECASE)
         except re.error as error:
             return {"error": f"invalid regex: {error}"}
         literal = _literal(query)
-        needle = literal.lower() if literal is not None and literal.isascii() else None
+        if literal is not None and literal.isascii() and "\x00" not in literal:
+            needles = [literal.lower()]
 
         def hits(text: str) -> tuple[int, int, int]:
             found = list(pattern.finditer(text))
             return (len(found), found[0].start(), found[0].end()) if found else (0, 0, 0)
     else:
         terms = [t for t in re.findall(r"\w+", query.lower()) if t]
+        if terms and all(map(str.isascii, terms)):
+            needles = terms
 
         def hits(text: str) -> tuple[int, int, int]:
             low = lowered(text)
@@ -111,12 +116,12 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     total = 0
     if scope in ("messages", "both"):
         rows = store.rows
-        matched, n = _matched(len(rows), lambda p: rows[p].text, needle, store.row_corpus, hits, counted, last)
+        matched, n = _matched(len(rows), lambda p: rows[p].text, needles, store.row_corpus, hits, counted, last)
         found.extend((count, p, rows[p], start, end) for p, count, start, end in matched)
         total += n
     if scope in ("summaries", "both"):
         nodes = [store.nodes[node_id] for node_id in store.order]
-        matched, n = _matched(len(nodes), lambda p: nodes[p].text, needle, store.node_corpus, hits, counted, last)
+        matched, n = _matched(len(nodes), lambda p: nodes[p].text, needles, store.node_corpus, hits, counted, last)
         offset = len(store.rows)  # summaries rank after every message
         found.extend((count, offset + p, nodes[p], start, end) for p, count, start, end in matched)
         total += n
@@ -137,33 +142,37 @@ def grep(store: Store, args: dict[str, Any]) -> dict[str, Any]:
 def _matched(
     n: int,
     text_of: Callable[[int], str],
-    needle: str | None,
+    needles: list[str] | None,
     corpus: Callable[[], LiteralCorpus],
     hits: Callable[[str], tuple[int, int, int]],
     counted: bool,
     last: int | None,
 ) -> tuple[list[tuple[int, int, int, int]], int]:
     """``(position, count, start, end)`` of the first match in each of ``n`` texts that holds any,
-    in position order (only the ``last`` ones, unless None), and how many texts hold one. An ASCII
-    literal ``needle`` without NUL is found by the store's incremental search of the folded texts
-    (``corpus``); any other query runs ``hits`` on every text. Unless ``counted``, a literal's count
-    in a text is given as 1 (it occurs: an order by recency reads no more)."""
-    if needle is None or "\x00" in needle:
+    in position order (only the ``last`` ones, unless None), and how many texts hold one. Lowered
+    ASCII ``needles`` without NUL are found by the store's incremental search of the folded texts
+    (``corpus``): a text matches when it holds every one, its count is the sum of theirs, its match
+    the first needle's first; with no needles, ``hits`` runs on every text. Unless ``counted``, a
+    text's count is given as 1 (it matches: an order by recency reads no more)."""
+    if needles is None:
         matched = [match for match in [(p, *hits(text_of(p))) for p in range(n)] if match[1]]
         return _tail(matched, last), len(matched)
     searched = corpus()
-    found = searched.hits(needle)
-    count = searched.count if counted else _once
-    return [(p, count(needle, p), at, at + len(needle)) for p, at in _tail(found, last)], len(found)
+    found = searched.hits(needles[0])
+    for other in needles[1:]:
+        held = {p for p, _at in searched.hits(other)}
+        found = [hit for hit in found if hit[0] in held]
+    if counted:
+        count = searched.count
+        matched = [(p, sum(count(needle, p) for needle in needles), at, at + len(needles[0])) for p, at in found]
+    else:
+        matched = [(p, 1, at, at + len(needles[0])) for p, at in _tail(found, last)]
+    return matched, len(found)
 
 
 def _tail(items: list[_T], last: int | None) -> list[_T]:
     """The ``last`` items (all of them when None)."""
     return items if last is None else items[len(items) - min(last, len(items)) :]
-
-
-def _once(_needle: str, _position: int) -> int:
-    return 1
 
 
 def _match(store: Store, covering: dict[str, str], item: Row | Node, start: int, end: int) -> dict[str, Any]:
