@@ -23,6 +23,7 @@ from typing import Protocol
 
 import ahocorasick_rs
 
+from contextlab.engines.casefold import fold_to_ascii
 from contextlab.measure.text import identifier_parts, identifiers
 
 _ENGINE_ID = re.compile(r"^(?:sum|node|summary|leaf|msg)_[0-9a-f]{6,}$")
@@ -44,9 +45,10 @@ def _whole_words(words: tuple[str, ...]) -> re.Pattern[str]:
 _DONE = _whole_words(_DONE_WORDS)
 _NOT_DONE = _whole_words(_NOT_DONE_WORDS)
 _STATUS_WORDS = ahocorasick_rs.AhoCorasick([*_DONE_WORDS, *_NOT_DONE_WORDS])
-"""Both word lists in one automaton, for lowercased ASCII lines: one pass finds every candidate (a
-regular-expression search tries each alternative at each position, four times slower on the lines
-of a session), and a candidate counts when it is a whole word, as a word boundary would have it."""
+"""Both word lists in one automaton, for folded lines (:func:`fold_to_ascii`): one pass finds every
+candidate (a regular-expression search tries each alternative at each position, four times slower on
+the lines of a session, and far slower on a long line that is not ASCII), and a candidate counts when
+it is a whole word, as a word boundary would have it."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -56,13 +58,15 @@ def _word_character(character: str) -> bool:
 
 
 def _status_of(line: str) -> tuple[bool, bool]:
-    """Whether ``line`` says done, and whether it says not done."""
-    if not line.isascii():
-        return bool(_DONE.search(line)), bool(_NOT_DONE.search(line))
-    lower = line.lower()  # ASCII case folding is exactly what re.I does on ASCII text
+    """Whether ``line`` says done, and whether it says not done (as ``_DONE`` and ``_NOT_DONE``
+    would find: a status word, in any case, as a whole word)."""
+    # The words are ASCII: in the folded line they occur exactly where re.I matches them in the
+    # line, at the same positions, and a whole word is told by the line's own characters (re's
+    # word boundary in Unicode text is str.isalnum or "_").
+    folded = fold_to_ascii(line)
     done = not_done = False
-    for word, start, end in _STATUS_WORDS.find_matches_as_indexes(lower, overlapping=True):
-        if (start and _word_character(lower[start - 1])) or (end < len(lower) and _word_character(lower[end])):
+    for word, start, end in _STATUS_WORDS.find_matches_as_indexes(folded, overlapping=True):
+        if (start and _word_character(line[start - 1])) or (end < len(line) and _word_character(line[end])):
             continue  # part of a longer word
         if word < len(_DONE_WORDS):
             done = True

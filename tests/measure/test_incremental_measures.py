@@ -131,6 +131,19 @@ _PIECES = [
     *("fail", "FAILURE", "failings", "error", "errors", "error:", "red", "redo", "Red.", "in progress", "in  progress"),
     *("not yet", "notyet", "still", "stills", "todo", "TODO:", "pending", "café", "naïve done", "déjà vu"),
     *(" ", " ", " ", "_", "-", ".", "/", "1", "\t"),
+    # Non-ASCII letters that re.I pairs with ASCII ones (long s, dotted and dotless I, Kelvin sign),
+    # other letters and marks beside a word (a word boundary is Unicode's there), superscript two.
+    *(
+        "\u017ftill",
+        "pa\u017f\u017fed",
+        "\u0130n progress",
+        "st\u0131ll",
+        "\u212a",
+        "\u2192",
+        "\u2713",
+        "\u00e9",
+        "\u00b2",
+    ),
 ]
 
 

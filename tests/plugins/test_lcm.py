@@ -6,7 +6,6 @@ import itertools
 import json
 import random
 import re
-import sys
 from typing import Any
 
 import pytest
@@ -254,30 +253,6 @@ def test_literal_corpus_answers_as_a_search_of_every_text() -> None:
             assert counts == [len(pattern.findall(texts[p])) for p, _at in expected], (len(texts), needle)
     assert any(not text.isascii() for text in texts)
     assert len(corpus._chunks) <= 2 * len(texts).bit_length()  # merged as it grew, never one per batch
-
-
-def test_folding_pairs_each_code_point_with_the_ascii_letters_re_matches() -> None:
-    """Every code point a case-insensitive ``re`` literal of an ASCII character matches is folded to
-    that character lowered, and every other non-ASCII one to NUL, one character for one: so the
-    folded corpus finds an ASCII needle exactly where ``re.IGNORECASE`` does (checked over all of
-    Unicode, for the running Python's tables)."""
-    store_module = sys.modules[type(load("lcm", context_length=200_000).store).__module__]
-    folded = store_module.folded
-    any_ascii = re.compile("|".join(re.escape(chr(c)) for c in range(128)), re.IGNORECASE)
-    paired: dict[str, str] = {}
-    for code in range(0x80, 0x110000):
-        if 0xD800 <= code < 0xE000:
-            continue
-        character = chr(code)
-        if any_ascii.fullmatch(character):
-            letters = {chr(c).lower() for c in range(128) if re.fullmatch(re.escape(chr(c)), character, re.IGNORECASE)}
-            assert len(letters) == 1, character
-            paired[character] = letters.pop()
-    assert paired == {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
-    every = "".join(chr(code) for code in range(0x80, 0x110000) if not 0xD800 <= code < 0xE000)
-    expected = "".join(paired.get(character, "\x00") for character in every)
-    assert folded(every) == expected
-    assert folded("Plain ASCII, KEPT") == "plain ascii, kept"
 
 
 def test_literal_corpus_catches_up_every_needle_once() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from typing import Any
 import ahocorasick_rs
 
 from contextlab.engines import parts
+from contextlab.engines.casefold import fold_to_ascii
 
 NODE_FLAG = "_lcm_node"
 """Underscore key naming the DAG node a summary row shows (persisted, never sent)."""
@@ -59,31 +59,11 @@ class _Chunk:
     positions: list[int]
 
 
-_ASCII_LOOKALIKES = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
-"""The non-ASCII characters a case-insensitive ``re`` literal pairs with an ASCII letter (dotted and
-dotless I, long s, Kelvin sign), each with that letter lowered; ``tests/plugins/test_lcm.py`` checks
-every code point against ``re``."""
-
-_NON_ASCII = re.compile("[^\x00-\x7f]")
-
-
-def folded(text: str) -> str:
-    """``text`` as lowered ASCII, position for position: each lookalike of an ASCII letter written
-    as that letter, every other non-ASCII character as NUL (which no searched needle holds). An ASCII
-    needle without NUL occurs in it exactly where a case-insensitive ``re`` literal matches in
-    ``text``, and the folded corpus stays one byte a character."""
-    if text.isascii():
-        return text.lower()
-    for character, letter in _ASCII_LOOKALIKES:
-        if character in text:
-            text = text.replace(character, letter)
-    return _NON_ASCII.sub("\x00", text).lower()
-
-
 class LiteralCorpus:
-    """The folded texts (:func:`folded`) of an append-only list of texts, searchable for an ASCII
-    literal without NUL by ``str.find`` over a few joined chunks (a search for a rare literal costs
-    its hits, not a Python step per text).
+    """The texts of an append-only list folded to lowered ASCII (:func:`fold_to_ascii`: where a
+    case-insensitive ``re`` literal would match), searchable for an ASCII literal without NUL by
+    ``str.find`` over a few joined chunks (a search for a rare literal costs its hits, not a Python
+    step per text).
 
     Each literal's hits are kept with how many texts they cover, so a repeated search (a recall
     oracle repeats each search at every commit) reads only the texts added since; and those are
@@ -110,7 +90,7 @@ class LiteralCorpus:
         positions: list[int] = []
         offset = 0
         for position, text in enumerate(texts, start=self.seen):
-            low = folded(text)
+            low = fold_to_ascii(text)
             starts.append(offset)
             ends.append(offset + len(low))
             positions.append(position)

@@ -1,0 +1,30 @@
+"""Case-insensitive search of ASCII words in any text at ``str.find`` speed, position for position.
+
+A case-insensitive ``re`` literal of an ASCII word matches a few non-ASCII characters too (dotted and
+dotless I, long s, the Kelvin sign). :func:`fold_to_ascii` writes a text as lowered ASCII in which an
+ASCII needle occurs exactly where such a literal matches in the text, at the same positions, so
+searches (the ``lcm`` store's recall index, the faithfulness check's status words) need not run the
+regex engine over text that is not ASCII.
+"""
+
+from __future__ import annotations
+
+import re
+
+ASCII_LOOKALIKES = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
+"""The non-ASCII characters a case-insensitive ``re`` literal pairs with an ASCII letter, each with
+that letter lowered (``tests/test_casefold.py`` checks every code point against ``re``)."""
+
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def fold_to_ascii(text: str) -> str:
+    """``text`` as lowered ASCII, position for position: each lookalike of an ASCII letter written
+    as that letter, every other non-ASCII character as NUL. An ASCII needle without NUL occurs in it
+    exactly where a case-insensitive ``re`` literal of the needle matches in ``text``."""
+    if text.isascii():
+        return text.lower()
+    for character, letter in ASCII_LOOKALIKES:
+        if character in text:
+            text = text.replace(character, letter)
+    return _NON_ASCII.sub("\x00", text).lower()
