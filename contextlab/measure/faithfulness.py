@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import compress, filterfalse
-from operator import itemgetter, not_
+from operator import is_not, itemgetter, not_
 from typing import Protocol
 
 import ahocorasick_rs
@@ -241,6 +242,7 @@ class _LineClaims:
 
 _NO_CLAIMS = _LineClaims({}, [], 0)
 """What a text without identifiers or done-sentences claims (shared: never changed)."""
+_has_claims = partial(is_not, _NO_CLAIMS)
 
 
 def _summary_claims(summary: str, memo: FaithfulnessMemo) -> _LineClaims:
@@ -255,12 +257,12 @@ def _summary_claims(summary: str, memo: FaithfulnessMemo) -> _LineClaims:
     backticked: dict[str, None] = {}
     done: list[tuple[str, list[str]]] = []
     undetermined = 0
-    for line in summary.split("\n"):
-        claims = known.get(line)
-        if claims is None:
-            claims = known[line] = _line_claims(line, memo.sentences)
-        if claims is _NO_CLAIMS:
-            continue  # most lines of a summary: headings, prose without identifiers
+    lines = summary.split("\n")
+    for line in filterfalse(known.__contains__, lines):  # lazy: a line repeated here is read once
+        known[line] = _line_claims(line, memo.sentences)
+    # Most lines of a summary (headings, prose without identifiers) claim nothing: they are passed
+    # over at C level.
+    for claims in filter(_has_claims, map(known.__getitem__, lines)):
         found.update(claims.identifiers)
         if claims.backticked:
             backticked.update(dict.fromkeys(claims.backticked))
