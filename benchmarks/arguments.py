@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from contextlab.errors import TranscriptError
 from contextlab.plugins import list_engines
+from contextlab.transcripts import Transcript, load_transcript
 
 
 def whole_numbers(parser: argparse.ArgumentParser, flag: str, text: str, each: str = "each") -> list[int]:
@@ -39,3 +41,15 @@ def engine_names(parser: argparse.ArgumentParser, text: str) -> list[str]:
     if unknown:
         parser.error(f"--engines: unknown {', '.join(unknown)} (shipped: {', '.join(shipped)})")
     return engines
+
+
+def recorded_sessions(parser: argparse.ArgumentParser, paths: list[str]) -> list[Transcript]:
+    """``--transcript``'s files, parsed; one that does not load ends the script with a one-line
+    usage error naming it."""
+    loaded = []
+    for path in paths:
+        try:
+            loaded.append(load_transcript(path))
+        except (OSError, TranscriptError) as error:
+            parser.error(f"--transcript: {error}")
+    return loaded

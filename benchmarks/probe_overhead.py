@@ -36,21 +36,20 @@ import threading
 import time
 from typing import Any
 
-from arguments import at_least_one, engine_names
+from arguments import at_least_one, engine_names, recorded_sessions
 from forked import in_fork
 
 from contextlab import load_dataset
 from contextlab.api import replay
 from contextlab.engines.compressor.budgets import _text_tokens as text_tokens_memo
 from contextlab.engines.textmemo import clear_text_memos
-from contextlab.errors import TranscriptError
 from contextlab.measure import targets_for
 from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
 from contextlab.measure.targets import forget
 from contextlab.measure.template import host_texts
 from contextlab.messages import _canonical_arguments as canonical_arguments_memo
 from contextlab.tokens import ExactCounter
-from contextlab.transcripts import GoldFact, Transcript, load_transcript
+from contextlab.transcripts import GoldFact, Transcript
 
 
 def repeated(t: Transcript, times: int) -> Transcript:
@@ -126,18 +125,11 @@ def forget_process_memos() -> None:
 
 
 def transcripts(parser: argparse.ArgumentParser, paths: list[str], times: int) -> list[Transcript]:
-    """The recorded sessions at ``paths`` (a path that does not load ends the script with a one-line
-    usage error), or the bundled session once and ``times`` times over."""
-    if not paths:
-        base = load_dataset("coding-agent")
-        return [base, repeated(base, times)]
-    loaded = []
-    for path in paths:
-        try:
-            loaded.append(load_transcript(path))
-        except (OSError, TranscriptError) as error:
-            parser.error(f"--transcript: {error}")
-    return loaded
+    """The recorded sessions at ``paths``, or the bundled session once and ``times`` times over."""
+    if paths:
+        return recorded_sessions(parser, paths)
+    base = load_dataset("coding-agent")
+    return [base, repeated(base, times)]
 
 
 def main() -> None:

@@ -178,6 +178,7 @@ def test_scale_rejects_a_bad_engine_parameter_in_one_line(pair: str) -> None:
         ("probe_overhead_cli.py", ["--times", "2,x"], "--times: expected comma-separated whole numbers, got '2,x'"),
         ("probe_overhead_cli.py", ["--times", "0"], "--times: each must be at least 1, got '0'"),
         ("probe_overhead_cli.py", ["--repeat", "0"], "argument --repeat: must be at least 1, got '0'"),
+        ("probe_overhead_cli.py", ["--transcript", "no/such.jsonl"], "--transcript: no/such.jsonl: file not found"),
         ("probe_overhead.py", ["--transcript", "no/such.jsonl"], "--transcript: no/such.jsonl: file not found"),
         ("probe_overhead.py", ["--transcript", "README.md"], "--transcript: README.md: not a format contextlab reads"),
         ("probe_overhead.py", ["--engines", "nope"], "--engines: unknown nope (shipped: "),
@@ -197,13 +198,11 @@ def test_probe_overhead_scripts_reject_bad_arguments_in_one_line(script: str, ar
     assert done.stderr.splitlines()[-1].startswith(f"{script}: error: {error}"), done.stderr
 
 
-def test_probe_overhead_measures_a_recorded_session(shared_transcripts: Path) -> None:
+@pytest.mark.parametrize("script", ["probe_overhead.py", "probe_overhead_cli.py"])
+def test_probe_overhead_measures_a_recorded_session(script: str, shared_transcripts: Path) -> None:
     """``--transcript`` replays that file (at ``--context-length``) instead of the bundled session."""
     path = shared_transcripts / "claude-code" / "short.jsonl"
-    output = _run(
-        "probe_overhead.py",
-        ["--repeat", "1", "--engines", "lcm", "--transcript", str(path), "--context-length", "8000"],
-    )
+    output = _run(script, ["--repeat", "1", "--engines", "lcm", "--transcript", str(path), "--context-length", "8000"])
     rows = [line.split() for line in output.splitlines() if " lcm " in f" {line} "]
-    assert len(rows) == 1 and int(rows[0][2]) > 0, output  # one row: that file, its requests
+    assert len(rows) == 1 and rows[0][0].startswith("short") and int(rows[0][2]) > 0, output  # that file, its requests
     assert "coding-agent" not in output, output
