@@ -18,44 +18,65 @@ PROGRESS_RATIO = 0.95
 
 def engine_diagnostics(trace: pd.DataFrame, compactions: pd.DataFrame, max_attempts: int = 3) -> dict[str, Any]:
     """``diag.*`` summary values for one run (``docs/metrics.md`` §Diagnostics)."""
+    # The compaction frame has a row a pass: its columns are read once as arrays and filtered by
+    # masks (a frame filtered by a mask and read column by column cost about 1 ms a run).
+    passes = _Passes(compactions)
     out: dict[str, Any] = {}
-    passes = compactions[compactions["trigger"] != "prune"] if len(compactions) else compactions
-    committed = passes[passes["outcome"] == "committed"] if len(passes) else passes
     span_s = float(trace["timestamp"].max() - trace["timestamp"].min()) if len(trace) > 1 else 0.0
     hours = span_s / 3600
+    committed = passes.committed
     out["diag.virtual_hours"] = hours
-    out["diag.compactions_per_hour"] = len(committed) / hours if hours > 0 else math.nan
-    requests = sorted(int(r) for r in committed["request"]) if len(committed) else []
+    out["diag.compactions_per_hour"] = int(committed.sum()) / hours if hours > 0 else math.nan
+    requests = sorted(passes.column("request", committed).tolist())
     gaps = [b - a for a, b in itertools.pairwise(requests)]
     out["diag.requests_between_compactions_mean"] = sum(gaps) / len(gaps) if gaps else math.nan
     out["diag.requests_between_compactions_min"] = min(gaps) if gaps else math.nan
-    freed: list[float] = []
-    for before, after in zip(committed.get("tokens_before", []), committed.get("tokens_after", []), strict=False):
-        freed.append(1 - after / before if before else 0.0)
+    before, after = passes.column("tokens_before", committed), passes.column("tokens_after", committed)
+    freed = [1 - a / b if b else 0.0 for b, a in zip(before.tolist(), after.tolist(), strict=True)]
     out["diag.freed_share_mean"] = sum(freed) / len(freed) if freed else math.nan
-    out["diag.freed_tokens_mean"] = (
-        float((committed["tokens_before"] - committed["tokens_after"]).mean()) if len(committed) else math.nan
-    )
+    out["diag.freed_tokens_mean"] = float(pd.Series(before - after).mean()) if len(before) else math.nan
     out["diag.freed_share_trend"] = _slope(freed)
+    every = passes.every
     no_progress = 0
-    if len(passes):
-        shrunk = (passes["tokens_after"] < PROGRESS_RATIO * passes["tokens_before"]) | (
-            passes["messages_after"] < passes["messages_before"]
+    if every.any():
+        shrunk = (passes.column("tokens_after", every) < PROGRESS_RATIO * passes.column("tokens_before", every)) | (
+            passes.column("messages_after", every) < passes.column("messages_before", every)
         )
-        no_progress = int(((passes["outcome"] != "committed") | ~shrunk).sum())
+        no_progress = int((~committed[every] | ~shrunk).sum())
     out["diag.passes_without_progress"] = no_progress
     cap_hits = 0
-    if len(passes):
-        turns = passes["turn"].to_numpy()
+    if every.any():
+        turns = passes.column("turn", every)
         per_turn: np.ndarray
         if turns.dtype.kind in "iu":  # passes per turn by one sort (a groupby costs milliseconds)
             per_turn = np.unique(turns, return_counts=True)[1]
         else:
-            per_turn = passes.groupby("turn").size().to_numpy()
+            per_turn = compactions[every].groupby("turn").size().to_numpy()
         cap_hits = int((per_turn >= max_attempts).sum())
     out["diag.attempt_cap_hits"] = cap_hits
-    out["diag.never_under_threshold"] = _never_under(trace) if len(passes) else False
+    out["diag.never_under_threshold"] = _never_under(trace) if every.any() else False
     return out
+
+
+class _Passes:
+    """The compaction frame's passes (every row but the host's prunes) as arrays."""
+
+    def __init__(self, compactions: pd.DataFrame) -> None:
+        self._frame = compactions
+        n = len(compactions)
+        self.every: np.ndarray = compactions["trigger"].to_numpy() != "prune" if n else np.zeros(0, dtype=bool)
+        """Which rows are passes (a prune is the host's, not the engine's)."""
+        self.committed: np.ndarray = (
+            self.every & (compactions["outcome"].to_numpy() == "committed") if n else self.every
+        )
+        """Which rows are passes the host committed."""
+
+    def column(self, name: str, rows: np.ndarray) -> np.ndarray:
+        """Column ``name`` at ``rows`` (a mask)."""
+        if not len(self._frame):
+            return np.zeros(0, dtype=np.int64)
+        selected: np.ndarray = self._frame[name].to_numpy()[rows]
+        return selected
 
 
 def _slope(values: list[float]) -> float:

@@ -340,6 +340,14 @@ def test_diagnostics_from_frames() -> None:
     assert d["diag.attempt_cap_hits"] == 1
     assert d["diag.never_under_threshold"] is True
     assert d["diag.freed_share_trend"] < 0
+    assert d["diag.freed_tokens_mean"] == 155 / 3 and d["diag.requests_between_compactions_mean"] == 1.0
+    # The host's prunes are no passes of the engine; a run with none has no compaction values.
+    prunes = compactions.assign(trigger="prune")
+    for frame in (prunes, compactions.iloc[:0]):
+        d = engine_diagnostics(trace, frame, max_attempts=3)
+        assert d["diag.passes_without_progress"] == d["diag.attempt_cap_hits"] == 0, frame
+        assert d["diag.never_under_threshold"] is False and d["diag.compactions_per_hour"] == 0.0
+        assert math.isnan(d["diag.freed_tokens_mean"]) and math.isnan(d["diag.requests_between_compactions_min"])
 
 
 def test_probes_are_deterministic_and_leave_the_original_columns_alone() -> None:
