@@ -44,6 +44,7 @@ from contextlab.api import replay
 from contextlab.engines.compressor.budgets import _text_tokens as text_tokens_memo
 from contextlab.engines.textmemo import clear_text_memos
 from contextlab.measure import targets_for
+from contextlab.measure.recovery import fact_key
 from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
 from contextlab.measure.targets import forget
 from contextlab.measure.template import host_texts
@@ -120,6 +121,7 @@ def forget_process_memos() -> None:
     probe's per-content caches (the tokenizer memo is fresh per replay already)."""
     clear_text_memos()
     text_tokens_memo.cache_clear()
+    fact_key.cache_clear()
     canonical_arguments_memo.cache_clear()
     host_texts.cache_clear()
 

@@ -13,6 +13,7 @@ that only reads its store is not changed by being measured.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ class Reach:
     tokens: int
 
 
+@functools.lru_cache(maxsize=4096)  # a fact missing at several commits is looked up at each
 def fact_key(text: str) -> tuple[str, str]:
     """``(query, mode)``: the most identifier-like token as a regex, else the 3 longest words (fts)."""
     tokens = [t for t in _KEY_TOKEN.findall(text) if any(c.isdigit() for c in t) or any(c in "_./:#-" for c in t)]
