@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,12 +51,18 @@ LITERAL_SEARCHES_KEPT = 4096
 
 @dataclass
 class _Chunk:
-    """Consecutive folded texts joined by NUL, with each text's bounds and list position."""
+    """Consecutive folded texts joined by NUL, with each text's bounds; the texts are those at
+    positions ``first``, ``first + 1``, ... of the list (every text is taken, in order)."""
 
     text: str
     starts: list[int]
     ends: list[int]
-    positions: list[int]
+    first: int
+
+    @property
+    def last(self) -> int:
+        """The list position of the chunk's last text."""
+        return self.first + len(self.starts) - 1
 
 
 class LiteralCorpus:
@@ -87,19 +93,17 @@ class LiteralCorpus:
         lowered: list[str] = []
         starts: list[int] = []
         ends: list[int] = []
-        positions: list[int] = []
         offset = 0
-        for position, text in enumerate(texts, start=self.seen):
+        for text in texts:
             low = fold_to_ascii(text)
             starts.append(offset)
             ends.append(offset + len(low))
-            positions.append(position)
             lowered.append(low)
             offset += len(low) + 1  # NUL between texts keeps every match inside one
-        self.seen += len(texts)
         if not lowered:
             return
-        chunk = _Chunk("\x00".join(lowered), starts, ends, positions)
+        chunk = _Chunk("\x00".join(lowered), starts, ends, self.seen)
+        self.seen += len(texts)
         while self._chunks and len(self._chunks[-1].text) <= len(chunk.text):
             chunk = _joined(self._chunks.pop(), chunk)
         self._chunks.append(chunk)
@@ -121,11 +125,9 @@ class LiteralCorpus:
     def count(self, needle: str, position: int) -> int:
         """``str.count`` of ``needle`` in the folded text at ``position`` (taken, folded)."""
         for chunk in self._chunks:
-            if chunk.positions[-1] >= position:
-                k = bisect_left(chunk.positions, position)
-                if chunk.positions[k] == position:
-                    return chunk.text.count(needle, chunk.starts[k], chunk.ends[k])
-                break
+            if chunk.first <= position <= chunk.last:
+                k = position - chunk.first
+                return chunk.text.count(needle, chunk.starts[k], chunk.ends[k])
         raise ValueError(f"no folded text taken at position {position}")
 
     def _search(self, needle: str, since: int) -> list[tuple[int, int]]:
@@ -133,13 +135,13 @@ class LiteralCorpus:
         chunks that hold them (a search for a rare literal costs its hits)."""
         found: list[tuple[int, int]] = []
         for chunk in self._chunks:
-            if chunk.positions[-1] < since:
+            if chunk.last < since:
                 continue
             text, starts, ends = chunk.text, chunk.starts, chunk.ends
-            at = text.find(needle, starts[bisect_left(chunk.positions, since)])
+            at = text.find(needle, starts[max(0, since - chunk.first)])
             while at != -1:
                 k = bisect_right(starts, at) - 1
-                found.append((chunk.positions[k], at - starts[k]))
+                found.append((chunk.first + k, at - starts[k]))
                 at = text.find(needle, ends[k])
         return found
 
@@ -162,17 +164,17 @@ class LiteralCorpus:
         covered = [self._hits[literal][0] for literal in literals]
         first = min(covered)
         for chunk in self._chunks:
-            if chunk.positions[-1] < first:
+            if chunk.last < first:
                 continue
-            starts, positions = chunk.starts, chunk.positions
-            offset = starts[bisect_left(positions, first)]
+            starts = chunk.starts
+            offset = starts[max(0, first - chunk.first)]
             earliest: dict[tuple[int, int], int] = {}  # (text in the chunk, literal) -> first start
             for which, at, _end in automaton.find_matches_as_indexes(chunk.text[offset:], overlapping=True):
                 at += offset
                 earliest.setdefault((bisect_right(starts, at) - 1, which), at)  # matches come by end
             for (k, which), at in sorted(earliest.items()):
-                if positions[k] >= covered[which]:  # hits below are kept already
-                    self._hits[literals[which]][1].append((positions[k], at - starts[k]))
+                if chunk.first + k >= covered[which]:  # hits below are kept already
+                    self._hits[literals[which]][1].append((chunk.first + k, at - starts[k]))
         for literal in [*literals, *self._outside]:
             self._hits[literal] = (self.seen, self._hits[literal][1])
 
@@ -187,7 +189,7 @@ def _joined(first: _Chunk, second: _Chunk) -> _Chunk:
         first.text + "\x00" + second.text,
         first.starts + [start + shift for start in second.starts],
         first.ends + [end + shift for end in second.ends],
-        first.positions + second.positions,
+        first.first,
     )
 
 
