@@ -110,29 +110,29 @@ def test_probe_instruction_counts_reject_bad_arguments_in_one_line(args: list[st
     assert done.stderr.splitlines()[-1].startswith(f"probe_instructions.py: error: {error}")
 
 
-def _without_valgrind(script: str, args: list[str]) -> subprocess.CompletedProcess[str]:
-    """The script run with an empty ``PATH`` (no valgrind), so a usage error shows whatever the machine has."""
+def _script(
+    script: str, args: list[str], timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/<script> args`` run from the repository, its output captured (whatever its exit)."""
     return subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / script), *args],
         cwd=REPO,
         capture_output=True,
         text=True,
-        env={**os.environ, "PATH": "/nonexistent"},
-        timeout=60,
+        env=env,
+        timeout=timeout,
         check=False,
     )
+
+
+def _without_valgrind(script: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """The script run with an empty ``PATH`` (no valgrind), so a usage error shows whatever the machine has."""
+    return _script(script, args, timeout=60, env={**os.environ, "PATH": "/nonexistent"})
 
 
 def _run(script: str, args: list[str]) -> str:
     """The script's standard output, once it has exited 0."""
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / script), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = _script(script, args, timeout=600)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -158,14 +158,7 @@ def test_replay_speed_reports_each_session_its_repetition_and_its_sidechains(
 
 @pytest.mark.parametrize("pair", ["min_group_fraction", "=1", " =0.5"])
 def test_scale_rejects_a_bad_engine_parameter_in_one_line(pair: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "scale.py"), "--param", pair],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _script("scale.py", ["--param", pair])
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr.splitlines()[-1].startswith("scale.py: error: argument --param: "), done.stderr
     assert "Traceback" not in done.stderr
@@ -186,14 +179,7 @@ def test_scale_rejects_a_bad_engine_parameter_in_one_line(pair: str) -> None:
     ],
 )
 def test_probe_overhead_scripts_reject_bad_arguments_in_one_line(script: str, args: list[str], error: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / script), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _script(script, args)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.splitlines()[-1].startswith(f"{script}: error: {error}"), done.stderr
 
