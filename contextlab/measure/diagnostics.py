@@ -34,7 +34,7 @@ def engine_diagnostics(trace: pd.DataFrame, compactions: pd.DataFrame, max_attem
     before, after = passes.column("tokens_before", committed), passes.column("tokens_after", committed)
     freed = [1 - a / b if b else 0.0 for b, a in zip(before.tolist(), after.tolist(), strict=True)]
     out["diag.freed_share_mean"] = sum(freed) / len(freed) if freed else math.nan
-    out["diag.freed_tokens_mean"] = float(pd.Series(before - after).mean()) if len(before) else math.nan
+    out["diag.freed_tokens_mean"] = float((before - after).mean()) if len(before) else math.nan
     out["diag.freed_share_trend"] = _slope(freed)
     every = passes.every
     no_progress = 0
