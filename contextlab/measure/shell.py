@@ -79,6 +79,8 @@ def command_of(arguments: object) -> str | None:
 def command_artifacts(command: str) -> list[tuple[ArtifactOp, str]]:
     """``(op, path)`` for every file the command reads, edits or creates, in order of appearance."""
     found: list[tuple[ArtifactOp, str]] = []
+    if not _may_name_artifacts(command):
+        return found  # no line of it can (a line starts after a line break, a blank to the check)
     for line in _logical_lines(command):
         if not _may_name_artifacts(line):
             continue  # most lines of an agent's commands (python, grep, find, a script's body)
