@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextlab.measure.recovery import fact_key
-from contextlab.measure.text import constraint_sentences, error_fingerprint, error_lines, identifiers, task_text
+from contextlab.measure.text import (
+    constraint_sentences,
+    decision_sentences,
+    error_fingerprint,
+    error_lines,
+    identifiers,
+    task_text,
+)
+from contextlab.messages import content_text
+from contextlab.transcripts import load_transcript
 
 
 def test_identifiers_find_each_shape_once_in_order() -> None:
@@ -307,3 +317,35 @@ def test_identifier_targets_of_new_lines_equal_whole_payload_scans_on_sessions(s
     ]
     for t in transcripts:
         _assert_new_lines_give_the_whole_payloads_result([message_payload(m) for m in t.messages])
+
+
+_DECISION_RULE = re.compile(
+    r"\b(?:decided|decide to|instead|because|root cause|chose|the fix is|going with|will use)\b", re.I
+)
+
+
+def _decisions_by_the_rule(text: str) -> list[str]:
+    """The decision rule as first written: every sentence of the text searched."""
+    pieces = (raw.strip(" -*#>\t") for raw in re.split(r"(?<=[.!?])\s+|\n+", text))
+    return [s for s in pieces if 20 <= len(s) <= 200 and _DECISION_RULE.search(s)]
+
+
+_DECISION_PIECES = [
+    *("We decided", "to go", " instead", "BECAUSE", "becauſe", "Root cause", "root\ncause", "the fix is"),
+    *("going with", "WİLL use", "\u212aeep", "chose", "chosen", "xinstead", "é", "insteadé", "decide to"),
+    *(" ", " ", ". ", "! ", "?\n", "\n", "\n\n", ".\n\x0b", "\x0b", "\u2028", "- ", "> ", "*", "#"),
+    *("a plain sentence of some length", "word", "x" * 190),
+]
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(_DECISION_PIECES), max_size=16).map("".join))
+def test_decision_sentences_are_those_of_the_rule(text: str) -> None:
+    assert list(decision_sentences(text)) == _decisions_by_the_rule(text)
+
+
+def test_decision_sentences_are_those_of_the_rule_on_sessions(shared_transcripts: Path) -> None:
+    for name in ("mini-swe-agent/trajs/django__django-11138.traj.json", "claude-code/short.jsonl"):
+        for message in load_transcript(shared_transcripts / name).messages:
+            text = content_text(message)
+            assert list(decision_sentences(text)) == _decisions_by_the_rule(text)
