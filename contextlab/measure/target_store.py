@@ -40,6 +40,7 @@ KEEP_FILES = 256
 RULE_MODULES = (
     "contextlab.compat",
     "contextlab.engine",
+    "contextlab.engines.casefold",
     "contextlab.engines.summarizers.base",
     "contextlab.engines.summarizers.extractive",
     "contextlab.engines.summarizers.redact",
