@@ -95,6 +95,10 @@ _RUN_BREAK = bytes(c for c in range(128) if not (chr(c).isalnum() or chr(c) in "
 _ASCII_MARKS = frozenset(b"0123456789/.#-")
 _TO_SPACE = bytes.maketrans(_RUN_BREAK, b" " * len(_RUN_BREAK))
 """ASCII bytes outside the candidate class become spaces, so ``bytes.split`` yields the class runs."""
+_NON_ASCII_TO_SPACE = bytes.maketrans(_RUN_BREAK + bytes(range(128, 256)), b" " * (len(_RUN_BREAK) + 128))
+""":data:`_TO_SPACE` for UTF-8: the bytes of non-ASCII characters become spaces too."""
+_ASCII_BYTES = bytes(range(128))
+_WORD_CHARACTER = re.compile(r"\w")
 
 
 def forget_identifiers() -> None:
@@ -145,12 +149,12 @@ def identifier_parts(text: str) -> tuple[dict[str, None], list[str]]:
     parts of a text are those of its lines laid end to end."""
     if "</" in text:
         text = _CLOSING_TAG.sub(" ", text)  # `</output>` is markup, not the path `/output`
-    if not text.isascii():
-        found = _scanned_identifiers(text)
-    elif _URL in text:
-        found = _ascii_url_identifiers(text)
+    if text.isascii():
+        found = _ascii_url_identifiers(text) if _URL in text else _ascii_identifiers(text)
+    elif _URL not in text and (blanked := _symbols_blanked(text)) is not None:
+        found = _identifiers_of_runs(blanked)
     else:
-        found = _ascii_identifiers(text)
+        found = _scanned_identifiers(text)
     backticked: list[str] = []
     if "`" in text:
         for match in _BACKTICKED.finditer(text):
@@ -167,12 +171,29 @@ def _plain_word(token: str) -> bool:
     return token.isalpha() and (token.isupper() or not any(map(str.isupper, token[1:])))
 
 
+def _symbols_blanked(text: str) -> bytes | None:
+    """``text``'s UTF-8 with every byte outside the candidate class a space, when none of its non-ASCII
+    characters is a word character (a file listing's arrows, box drawing, check marks), else None.
+    Without such characters (and without ``://``: a URL may run on through them) the class runs of
+    this are :func:`_scanned_identifiers`' candidates: no non-ASCII character is in the class."""
+    raw = text.encode("utf-8", "surrogatepass")
+    outside = raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")  # C speed; a few characters
+    if _WORD_CHARACTER.search(outside) is not None:
+        return None
+    return raw.translate(_NON_ASCII_TO_SPACE)
+
+
 def _ascii_identifiers(text: str) -> dict[str, None]:
-    """The candidate scan of :func:`_scanned_identifiers` for ASCII text without URLs, at C speed:
-    one byte translation and split give the class runs, ``filterfalse`` the ones never seen, and a
-    ``map`` over the memo the verdicts in order (no Python step per known run)."""
+    """The candidate scan of :func:`_scanned_identifiers` for ASCII text without URLs, at C speed."""
+    return _identifiers_of_runs(text.encode("ascii").translate(_TO_SPACE))
+
+
+def _identifiers_of_runs(blanked: bytes) -> dict[str, None]:
+    """The identifiers of the class runs of ``blanked`` (every byte outside the candidate class a
+    space): one split gives the runs, ``filterfalse`` the ones never seen, and a ``map`` over the
+    memo the verdicts in order (no Python step per known run)."""
     # Runs of letters only hold no mark character: they are dropped before any memo lookup.
-    runs = list(filterfalse(bytes.isalpha, text.encode("ascii").translate(_TO_SPACE).split()))
+    runs = list(filterfalse(bytes.isalpha, blanked.split()))
     memo = _RUNS
     if len(memo) > _MEMO_MAX:
         memo.clear()

@@ -349,3 +349,35 @@ def test_decision_sentences_are_those_of_the_rule_on_sessions(shared_transcripts
         for message in load_transcript(shared_transcripts / name).messages:
             text = content_text(message)
             assert list(decision_sentences(text)) == _decisions_by_the_rule(text)
+
+
+_SYMBOL_PIECES = [
+    *("src/a.py", "v1.2.3", "HAT084", "deadbeef12", "x_y_3", "#1234", "a/b/c", "word", "12", "-", ".", ":"),
+    *(" ", "\n", "\t", "→", "✓", "─", "—", "\ud800", "é", "ı", "K", "İ", "中", "²", "`", "://", "http"),
+]
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(_SYMBOL_PIECES), max_size=16).map("".join))
+def test_text_with_symbols_is_read_as_the_regex_scan_reads_it(text: str) -> None:
+    # Text whose non-ASCII characters are all symbols (a file listing's arrows) is split on bytes;
+    # with a non-ASCII word character or a URL it is scanned by the regex: either way the same.
+    from contextlab.measure.text import _scanned_identifiers, forget_identifiers, identifier_parts
+
+    forget_identifiers()
+    found, _backticked = identifier_parts(text)
+    forget_identifiers()
+    assert list(found) == list(_scanned_identifiers(text))
+
+
+def test_sessions_with_symbols_are_read_as_the_regex_scan_reads_them(shared_transcripts: Path) -> None:
+    from contextlab.measure.text import _scanned_identifiers, forget_identifiers, identifier_parts, message_payload
+
+    path = shared_transcripts / "claude-code" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+    texts = [p for p in map(message_payload, load_transcript(path).messages) if not p.isascii() and "</" not in p]
+    assert len(texts) > 50
+    forget_identifiers()
+    fast = [list(identifier_parts(text)[0]) for text in texts]
+    forget_identifiers()
+    assert fast == [list(_scanned_identifiers(text)) for text in texts]
+    assert sum(map(len, fast)) > 100
