@@ -151,8 +151,8 @@ def identifier_parts(text: str) -> tuple[dict[str, None], list[str]]:
         text = _CLOSING_TAG.sub(" ", text)  # `</output>` is markup, not the path `/output`
     if text.isascii():
         found = _ascii_url_identifiers(text) if _URL in text else _ascii_identifiers(text)
-    elif _URL not in text and (blanked := _symbols_blanked(text)) is not None:
-        found = _identifiers_of_runs(blanked)
+    elif (blanked := _symbols_blanked(text)) is not None:
+        found = _url_identifiers_of_runs(text, blanked) if _URL in text else _identifiers_of_runs(blanked)
     else:
         found = _scanned_identifiers(text)
     backticked: list[str] = []
@@ -174,8 +174,8 @@ def _plain_word(token: str) -> bool:
 def _symbols_blanked(text: str) -> bytes | None:
     """``text``'s UTF-8 with every byte outside the candidate class a space, when none of its non-ASCII
     characters is a word character (a file listing's arrows, box drawing, check marks), else None.
-    Without such characters (and without ``://``: a URL may run on through them) the class runs of
-    this are :func:`_scanned_identifiers`' candidates: no non-ASCII character is in the class."""
+    Without such characters the class runs of this are :func:`_scanned_identifiers`' candidates: no
+    non-ASCII character is in the class."""
     raw = text.encode("utf-8", "surrogatepass")
     outside = raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")  # C speed; a few characters
     if _WORD_CHARACTER.search(outside) is not None:
@@ -209,11 +209,17 @@ def _identifiers_of_runs(blanked: bytes) -> dict[str, None]:
 
 
 def _ascii_url_identifiers(text: str) -> dict[str, None]:
-    """:func:`_scanned_identifiers` of ASCII text with URLs, at nearly the speed of
-    :func:`_ascii_identifiers`: runs without ``://`` take their memoized verdicts and are added a
-    slice at a time; each URL run (its verdict is :data:`_URL_RUN`) is completed against the text
-    in its place in the order of first occurrence, as the regex scan does."""
-    runs = dict.fromkeys(filterfalse(bytes.isalpha, text.encode("ascii").translate(_TO_SPACE).split()))
+    """:func:`_scanned_identifiers` of ASCII text with URLs, at nearly the speed of :func:`_ascii_identifiers`."""
+    return _url_identifiers_of_runs(text, text.encode("ascii").translate(_TO_SPACE))
+
+
+def _url_identifiers_of_runs(text: str, blanked: bytes) -> dict[str, None]:
+    """:func:`_scanned_identifiers` of a text with URLs whose class runs are those of ``blanked``
+    (:func:`_identifiers_of_runs`): runs without ``://`` take their memoized verdicts and are added
+    a slice at a time; each URL run (its verdict is :data:`_URL_RUN`) is completed against ``text``
+    in its place in the order of first occurrence, as the regex scan does (a URL may run on through
+    characters outside the class)."""
+    runs = dict.fromkeys(filterfalse(bytes.isalpha, blanked.split()))
     memo = _RUNS
     if len(memo) > _MEMO_MAX:
         memo.clear()

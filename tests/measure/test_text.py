@@ -360,8 +360,8 @@ _SYMBOL_PIECES = [
 @settings(max_examples=3000, deadline=None, derandomize=True)
 @given(st.lists(st.sampled_from(_SYMBOL_PIECES), max_size=16).map("".join))
 def test_text_with_symbols_is_read_as_the_regex_scan_reads_it(text: str) -> None:
-    # Text whose non-ASCII characters are all symbols (a file listing's arrows) is split on bytes;
-    # with a non-ASCII word character or a URL it is scanned by the regex: either way the same.
+    # Text whose non-ASCII characters are all symbols (a file listing's arrows) is split on bytes, its
+    # URLs completed from the text; with a non-ASCII word character it is scanned by the regex.
     from contextlab.measure.text import _scanned_identifiers, forget_identifiers, identifier_parts
 
     forget_identifiers()
