@@ -27,3 +27,12 @@ def test_folding_pairs_each_code_point_with_the_ascii_letters_re_matches() -> No
     assert fold_to_ascii(every) == "".join(paired.get(character, "\x00") for character in every)
     assert fold_to_ascii("Plain ASCII, KEPT") == "plain ascii, kept"
     assert fold_to_ascii("\u017ftate \u2192 \u0130nfo") == "state \x00 info"
+
+
+def test_question_marks_nuls_and_lone_surrogates_keep_their_places() -> None:
+    # The fast path trades `?` for NUL while the codec writes other characters as `?`; a text that
+    # already holds a NUL takes the regex path.
+    for text in ["a?\u00e9?", "??\u2192", "x\ud800?y", "\x00?\u00e9", "Wh\u0130ch? \u017fo \u212a?", "?\x00"]:
+        assert fold_to_ascii(text) == "".join(
+            dict(ASCII_LOOKALIKES).get(c, "\x00") if ord(c) > 127 else c.lower() for c in text
+        ), text

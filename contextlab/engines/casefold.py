@@ -10,12 +10,17 @@ regex engine over text that is not ASCII.
 from __future__ import annotations
 
 import re
+import string
 
 ASCII_LOOKALIKES = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
 """The non-ASCII characters a case-insensitive ``re`` literal pairs with an ASCII letter, each with
 that letter lowered (``tests/test_casefold.py`` checks every code point against ``re``)."""
 
 _NON_ASCII = re.compile("[^\x00-\x7f]")
+_LOWERED_WITH_MARKS_SWAPPED = bytes.maketrans(
+    b"\x00?" + string.ascii_uppercase.encode(), b"?\x00" + string.ascii_lowercase.encode()
+)
+"""Bytes lowered, with NUL and ``?`` trading places (:func:`fold_to_ascii`)."""
 
 
 def fold_to_ascii(text: str) -> str:
@@ -27,4 +32,9 @@ def fold_to_ascii(text: str) -> str:
     for character, letter in ASCII_LOOKALIKES:
         if character in text:
             text = text.replace(character, letter)
-    return _NON_ASCII.sub("\x00", text).lower()
+    if "\x00" in text:
+        return _NON_ASCII.sub("\x00", text).lower()
+    # At C speed (the regex substitution reads 200 MB/s): the ASCII codec writes each other
+    # character as a `?`, so the text's own `?`s are NULs while it does, then the two trade back.
+    marked = text.replace("?", "\x00").encode("ascii", "replace")
+    return marked.translate(_LOWERED_WITH_MARKS_SWAPPED).decode("ascii")
