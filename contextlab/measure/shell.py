@@ -127,12 +127,12 @@ def _unquoted(word: str) -> str:
 
 
 def _may_name_artifacts(line: str) -> bool:
-    """Whether splitting ``line`` can give an artifact, decided without ``shlex`` (pure Python, a
-    character at a time): a file comes from a redirection, whose operator holds ``<`` or ``>``, or
+    """Whether splitting ``line`` can give an artifact, decided without splitting it (a sound
+    over-approximation): a file comes from a redirection, whose operator holds ``<`` or ``>``, or
     from the operands of a program in :data:`_READERS`, :data:`_CREATORS`, ``cp`` or ``sed``. A word
     is the line's characters with only quotes and backslashes taken out, and it starts after a blank,
-    an operator character or the line's start (the program's name after a ``/``): with those three
-    characters removed, such a program's name stands in the line at one of those places."""
+    an operator character or the line's start (the program's name after a ``/``): with quotes and
+    backslashes removed, such a program's name stands in the line at one of those places."""
     return "<" in line or ">" in line or _PROGRAM_WORD.search(line.translate(_QUOTING)) is not None
 
 
