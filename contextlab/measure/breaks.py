@@ -18,8 +18,9 @@ import pandas as pd
 CAUSES = ("system_prompt", "tool_schema", "compaction", "prune", "select_context", "host")
 
 
-def attribute_breaks(trace: pd.DataFrame, price: tuple[float, float, float] | None) -> None:
-    """Add ``break_cause`` and ``break_cost_usd`` to ``trace`` in place (NaN cost when unpriced)."""
+def attribute_breaks(trace: pd.DataFrame, price: tuple[float, float, float] | None) -> list[str | None]:
+    """Add ``break_cause`` and ``break_cost_usd`` to ``trace`` in place (NaN cost when unpriced);
+    returns the causes, request by request (None: no break)."""
     # Plain lists (one C-level conversion per column): iterating Series boxes every value.
     causes: list[str | None] = [
         _cause(segment, bool(compressed), trigger, bool(pruned), bool(selected))
@@ -35,10 +36,11 @@ def attribute_breaks(trace: pd.DataFrame, price: tuple[float, float, float] | No
     trace["break_cause"] = causes
     if price is None:
         trace["break_cost_usd"] = math.nan
-        return
+        return causes
     _input, read, paid = price
     per_token = max(0.0, paid - read) / 1_000_000
     trace["break_cost_usd"] = trace["break_tokens"].fillna(0).astype(float) * per_token
+    return causes
 
 
 def _cause(segment: object, compressed: bool, trigger: object, pruned: bool, selected: bool) -> str | None:
