@@ -34,7 +34,10 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _FILE_NAME = re.compile(r"^[\w.@+~-]+\.\w{1,10}$")
 _HEREDOC = re.compile(r"(?<!<)<<-?(?!<)\s*(['\"]?)([\w.-]+)\1")
 _FENCE = re.compile(r"```(?:bash|sh|shell|console)?[ \t]*\n(.*?)```", re.S)
-_PROGRAM_WORD = re.compile(r"(?:^|[\s;&|()<>/])(?:" + "|".join(sorted(_READERS | _CREATORS | {"cp", "sed"})) + ")")
+_OPERAND_PROGRAMS = _READERS | _CREATORS | {"cp", "sed"}
+"""Every program whose operands :func:`_operands` reads (the pre-check :func:`_may_name_artifacts`
+passes over a line naming none of them, so a program added there is added here)."""
+_PROGRAM_WORD = re.compile(r"(?:^|[\s;&|()<>/])(?:" + "|".join(sorted(_OPERAND_PROGRAMS)) + ")")
 """Where a word naming a program with file operands may start, once quotes and backslashes are gone."""
 _QUOTING = str.maketrans("", "", "'\"\\")
 _SHELL_TOKEN = re.compile(
@@ -129,10 +132,10 @@ def _unquoted(word: str) -> str:
 def _may_name_artifacts(line: str) -> bool:
     """Whether splitting ``line`` can give an artifact, decided without splitting it (a sound
     over-approximation): a file comes from a redirection, whose operator holds ``<`` or ``>``, or
-    from the operands of a program in :data:`_READERS`, :data:`_CREATORS`, ``cp`` or ``sed``. A word
-    is the line's characters with only quotes and backslashes taken out, and it starts after a blank,
-    an operator character or the line's start (the program's name after a ``/``): with quotes and
-    backslashes removed, such a program's name stands in the line at one of those places."""
+    from the operands of a program in :data:`_OPERAND_PROGRAMS`. A word is the line's characters
+    with only quotes and backslashes taken out, and it starts after a blank, an operator character or
+    the line's start (the program's name after a ``/``): with quotes and backslashes removed, such a
+    program's name stands in the line at one of those places."""
     return "<" in line or ">" in line or _PROGRAM_WORD.search(line.translate(_QUOTING)) is not None
 
 
