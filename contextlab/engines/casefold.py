@@ -3,8 +3,8 @@
 A case-insensitive ``re`` literal of an ASCII word matches a few non-ASCII characters too (dotted and
 dotless I, long s, the Kelvin sign). :func:`fold_to_ascii` writes a text as lowered ASCII in which an
 ASCII needle occurs exactly where such a literal matches in the text, at the same positions, so
-searches (the ``lcm`` store's recall index, the faithfulness check's status words) need not run the
-regex engine over text that is not ASCII.
+searches (the ``lcm`` store's recall index, the faithfulness check's status words, the probe's decision
+cues) need not run the regex engine over text that is not ASCII.
 """
 
 from __future__ import annotations
