@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 import random
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -330,7 +331,7 @@ class StructureTracker:
 
 def wire_message(message: Message) -> Message:
     """The provider-facing copy: persistence-only and underscore fields stripped, ``api_content`` applied,
-    string content stripped, tool-call argument JSON canonicalised, lone surrogates removed."""
+    string content stripped, tool-call argument JSON canonicalised, lone surrogates replaced."""
     out: Message = {key: value for key, value in message.items() if key not in _NOT_SENT and not key.startswith("_")}
     role = _ROLE_ALIASES.get(str(out.get("role")), out.get("role"))
     out["role"] = role
@@ -339,10 +340,16 @@ def wire_message(message: Message) -> Message:
         out["content"] = api_content
     content = out.get("content")
     if isinstance(content, str):
-        out["content"] = _strip_surrogates(content.strip())
+        out["content"] = content.strip()
     calls = tool_calls(out)
     if calls:
         out["tool_calls"] = [_canonical_call(c) for c in calls]
+    for key, value in out.items():  # last, as the host does: after the argument JSON is rewritten
+        if type(value) is str:
+            if not value.isascii():  # O(1): the common case costs no call
+                out[key] = strip_surrogates(value)
+        elif isinstance(value, (dict, list)):
+            out[key] = without_surrogates(value)
     return out
 
 
@@ -372,14 +379,50 @@ def _canonical_arguments(args: str) -> str | None:
         return None
 
 
-def _strip_surrogates(text: str) -> str:
-    if text.isascii():  # no copy for the common case (encoding checks for lone surrogates by copying)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def strip_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (a code point UTF-8 cannot encode, e.g. half of an emoji a
+    tool cut) replaced by U+FFFD, as the host's outbound sanitizer does; ``text`` itself when it has none."""
+    if text.isascii():  # O(1): most texts
         return text
     try:
-        text.encode("utf-8")
+        text.encode("utf-8")  # the fastest test for one (a copy at C speed, twice a regex search's rate)
     except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8").replace("?", "\ufffd")
+        return _SURROGATE.sub("\ufffd", text)
     return text
+
+
+def without_surrogates(value: Any) -> Any:
+    """:func:`strip_surrogates` of every string in ``value`` (dicts and lists walked, keys kept); the
+    same object where nothing changed. The host sweeps a request's every string field this way
+    (content and content-part text, names, tool-call ids, names and arguments, reasoning fields)."""
+    if isinstance(value, str):
+        return strip_surrogates(value)
+    if isinstance(value, dict):
+        swept: dict[Any, Any] | None = None  # a copy, made at the first string that changes
+        for key, item in value.items():
+            if type(item) is str and item.isascii():
+                continue
+            new = without_surrogates(item)
+            if new is not item:
+                if swept is None:
+                    swept = dict(value)
+                swept[key] = new
+        return value if swept is None else swept
+    if isinstance(value, list):
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
+            if type(item) is str and item.isascii():
+                continue
+            new = without_surrogates(item)
+            if new is not item:
+                if items is None:
+                    items = list(value)
+                items[index] = new
+        return value if items is None else items
+    return value
 
 
 class WireCache:

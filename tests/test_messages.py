@@ -51,6 +51,42 @@ def test_wire_form_applies_api_content_and_canonicalizes_tool_arguments() -> Non
 
 def test_wire_form_replaces_lone_surrogates() -> None:
     assert wire_message({"role": "user", "content": "a\ud800b"})["content"] == "a\ufffdb"
+    # Only the surrogates: a question mark or a whole emoji in the same text is sent as it is.
+    assert wire_message({"role": "user", "content": "why? \U0001f600 \udc00"})["content"] == "why? \U0001f600 \ufffd"
+
+
+def test_wire_form_replaces_lone_surrogates_in_every_field_the_host_sweeps() -> None:
+    # The host's outbound sweep reaches content parts, names, tool-call ids, names and arguments and
+    # any other field (hermes-agent agent/message_sanitization.py, docs/host-loop.md).
+    assistant = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "part \ud83d"}],
+        "name": "bot\ud800",
+        "reasoning_content": "thought \udfff",
+        "extra": {"nested": ["deep \ud83d", 3]},
+        "tool_calls": [call("c\ud800", name="read\ud800", args='{"path": "src/a\\ud83d.py", "n": 1}')],
+    }
+    snapshot = repr(assistant)
+    wire = wire_message(assistant)
+    assert wire["content"] == [{"type": "text", "text": "part \ufffd"}]
+    assert wire["name"] == "bot\ufffd"
+    assert wire["reasoning_content"] == "thought \ufffd"
+    assert wire["extra"] == {"nested": ["deep \ufffd", 3]}
+    sent_call = wire["tool_calls"][0]
+    assert sent_call["id"] == "c\ufffd"
+    assert sent_call["function"]["name"] == "read\ufffd"
+    assert sent_call["function"]["arguments"] == '{"n": 1, "path": "src/a\ufffd.py"}'  # canonical, then swept
+    tool = wire_message({"role": "tool", "tool_call_id": "c\ud800", "content": "out \ud83d"})
+    assert (tool["tool_call_id"], tool["content"]) == ("c\ufffd", "out \ufffd")  # still answers its call
+    assert repr(assistant) == snapshot  # the history row itself is not touched
+
+
+def test_wire_form_keeps_clean_parts_as_they_are() -> None:
+    parts = [{"type": "text", "text": "caf\u00e9 \u2192 ok"}]
+    calls = [call("c1")]
+    wire = wire_message({"role": "assistant", "content": parts, "tool_calls": calls})
+    assert wire["content"] is parts  # nothing to replace: no copy
+    assert wire["tool_calls"][0] is calls[0]
 
 
 def test_wire_cache_returns_one_object_per_distinct_content() -> None:

@@ -26,6 +26,7 @@ import ahocorasick_rs
 
 from contextlab.engines.casefold import fold_to_ascii
 from contextlab.measure.text import identifier_parts, identifiers
+from contextlab.messages import strip_surrogates
 
 _ENGINE_ID = re.compile(r"^(?:sum|node|summary|leaf|msg)_[0-9a-f]{6,}$")
 _DONE_WORDS = (
@@ -356,7 +357,10 @@ def _searcher(tokens: list[str]) -> Callable[[str], set[str]]:
     def search(row: str) -> set[str]:
         if not built:
             built.append(ahocorasick_rs.AhoCorasick(tokens, store_patterns=True))
-        return set(built[0].find_matches_as_strings(row, overlapping=True))
+        try:
+            return set(built[0].find_matches_as_strings(row, overlapping=True))
+        except UnicodeEncodeError:  # a lone surrogate (a row given as its own api_content): read as sent
+            return set(built[0].find_matches_as_strings(strip_surrogates(row), overlapping=True))
 
     return search
 

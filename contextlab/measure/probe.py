@@ -33,7 +33,7 @@ from contextlab.measure.scan import RowScans, TextIndex
 from contextlab.measure.targets import KINDS, TargetSet, fact_targets_for, scans_for, targets_for
 from contextlab.measure.template import template_texts
 from contextlab.measure.text import message_payload
-from contextlab.messages import content_text, row_call_ids, wire_message
+from contextlab.messages import content_text, row_call_ids, strip_surrogates, wire_message
 from contextlab.transcripts.model import Transcript
 
 SUMMARY_KEY = hermes_texts.SUMMARY_KEY
@@ -824,7 +824,8 @@ class MeasureProbe:
         if not texts:
             return texts
         given = set(map(content_text, before))
-        return [text for text in texts if text not in given]
+        # Checked as sent: a lone surrogate an engine copied from its input goes out as U+FFFD.
+        return [strip_surrogates(text) for text in texts if text not in given]
 
     def _summary_targets(self, summary_texts: list[str]) -> set[int]:
         """Targets named in the rows the engine wrote at this commit."""

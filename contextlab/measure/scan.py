@@ -14,6 +14,8 @@ from itertools import chain
 import ahocorasick_rs
 import numpy as np
 
+from contextlab.messages import strip_surrogates
+
 _EMPTY: frozenset[int] = frozenset()
 
 
@@ -43,7 +45,10 @@ class TextIndex:
             self._automaton = ahocorasick_rs.AhoCorasick(
                 list(self._position), store_patterns=True, implementation=ahocorasick_rs.Implementation.ContiguousNFA
             )
-        return set(self._automaton.find_matches_as_strings(payload, overlapping=True))
+        try:
+            return set(self._automaton.find_matches_as_strings(payload, overlapping=True))
+        except UnicodeEncodeError:  # a lone surrogate (a row not in the wire form): read as sent
+            return set(self._automaton.find_matches_as_strings(strip_surrogates(payload), overlapping=True))
 
 
 def targets_in(text_ids: Collection[int], targets_of_text: Sequence[tuple[int, ...]]) -> frozenset[int]:

@@ -34,7 +34,7 @@ from contextlab.measure.text import (
     message_payload,
     task_text,
 )
-from contextlab.messages import content_text, tool_calls, wire_message
+from contextlab.messages import content_text, strip_surrogates, tool_calls, wire_message, without_surrogates
 from contextlab.transcripts.model import FENCED_ACTIONS, Transcript, written_by_person
 
 KINDS = ("fact", "identifier", "error", "artifact", "instruction", "task")
@@ -192,7 +192,9 @@ def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
     the same file the scans of every row it sends in its wire form (a row the host or the engine
     sends otherwise, a merged or rewritten one, is scanned when sent).
     """
-    messages = transcript.messages
+    # Texts as a request carries them (lone surrogates replaced, the wire form's rule): a target is
+    # searched for in the rows as sent, and the automata take no unencodable text.
+    messages = [without_surrogates(message) for message in transcript.messages]
     raw: list[Target] = []
     raw.extend(_identifier_targets(messages, payloads))
     raw.extend(_error_targets(messages))
@@ -341,7 +343,7 @@ def _gold_facts(transcript: Transcript) -> list[Target]:
             Target(
                 "fact",
                 fact.fact_id,
-                (fact.text,),
+                (strip_surrogates(fact.text),),
                 index,
                 _origin(message),
                 fact.category,
