@@ -400,29 +400,18 @@ def without_surrogates(value: Any) -> Any:
     (content and content-part text, names, tool-call ids, names and arguments, reasoning fields)."""
     if isinstance(value, str):
         return strip_surrogates(value)
-    if isinstance(value, dict):
-        swept: dict[Any, Any] | None = None  # a copy, made at the first string that changes
-        for key, item in value.items():
-            if type(item) is str and item.isascii():
-                continue
-            new = without_surrogates(item)
-            if new is not item:
-                if swept is None:
-                    swept = dict(value)
-                swept[key] = new
-        return value if swept is None else swept
-    if isinstance(value, list):
-        items: list[Any] | None = None
-        for index, item in enumerate(value):
-            if type(item) is str and item.isascii():
-                continue
-            new = without_surrogates(item)
-            if new is not item:
-                if items is None:
-                    items = list(value)
-                items[index] = new
-        return value if items is None else items
-    return value
+    if not isinstance(value, (dict, list)):
+        return value
+    swept: Any = None  # a copy of ``value``, made at the first item that changes
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        if type(item) is str and item.isascii():
+            continue  # O(1): most items
+        new = without_surrogates(item)
+        if new is not item:
+            if swept is None:
+                swept = value.copy()
+            swept[key] = new
+    return value if swept is None else swept
 
 
 class WireCache:
