@@ -48,8 +48,8 @@ from contextlab.measure.recovery import fact_key
 from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
 from contextlab.measure.targets import forget
 from contextlab.measure.template import host_texts
-from contextlab.messages import _canonical_arguments as canonical_arguments_memo
 from contextlab.tokens import ExactCounter
+from contextlab.tool_arguments import sent_arguments as canonical_arguments_memo
 from contextlab.transcripts import GoldFact, Transcript
 
 

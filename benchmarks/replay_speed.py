@@ -28,9 +28,9 @@ from typing import Any
 from contextlab import ExactCounter, HostSettings, Transcript, load_transcript, replay
 from contextlab.host.observers import RequestView
 from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
-from contextlab.messages import _canonical_arguments as canonical_arguments_memo
 from contextlab.messages import content_text, tool_call_arguments, tool_calls
 from contextlab.tokens import load_encoding
+from contextlab.tool_arguments import sent_arguments as canonical_arguments_memo
 
 # Timed as a first sight: a transcript's probe targets are extracted, not read back from the on-disk
 # target store (which a rerun would otherwise find filled); set the variable to time the store.

@@ -7,7 +7,6 @@ them by content: a replay computes the wire form of each distinct message once.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import random
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.engine import Message
+from contextlab.tool_arguments import sent_arguments
 
 PERSISTENCE_ONLY_MESSAGE_FIELDS: frozenset[str] = frozenset(
     {
@@ -331,7 +331,7 @@ class StructureTracker:
 
 def wire_message(message: Message) -> Message:
     """The provider-facing copy: persistence-only and underscore fields stripped, ``api_content`` applied,
-    string content stripped, tool-call argument JSON canonicalised, lone surrogates replaced."""
+    string content stripped, tool-call argument JSON canonical (or repaired), lone surrogates replaced."""
     out: Message = {key: value for key, value in message.items() if key not in _NOT_SENT and not key.startswith("_")}
     role = _ROLE_ALIASES.get(str(out.get("role")), out.get("role"))
     out["role"] = role
@@ -357,26 +357,18 @@ _NOT_SENT = PERSISTENCE_ONLY_MESSAGE_FIELDS | PRIVATE_RECOVERY_MESSAGE_FIELDS | 
 
 
 def _canonical_call(call: dict[str, Any]) -> dict[str, Any]:
+    """``call`` with its argument string as the host sends it (:func:`sent_arguments`); a call whose
+    arguments are not a string (never so in a host's history) is left as it is."""
     fn = call.get("function")
     if not isinstance(fn, dict):
         return call
     args = fn.get("arguments")
     if not isinstance(args, str):
         return call
-    canonical = _canonical_arguments(args)
-    if canonical is None or canonical == args:
+    sent = sent_arguments(args)
+    if sent == args:
         return call
-    return {**call, "function": {**fn, "arguments": canonical}}
-
-
-@functools.lru_cache(maxsize=4096)
-def _canonical_arguments(args: str) -> str | None:
-    """Sorted-key JSON of a call's argument string (None: not JSON). Cached: the same arguments recur
-    (the same file read, a repeated command) and a parse plus a dump costs more than the lookup."""
-    try:
-        return json.dumps(json.loads(args), sort_keys=True, ensure_ascii=False)
-    except (ValueError, TypeError):
-        return None
+    return {**call, "function": {**fn, "arguments": sent}}
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -44,9 +44,15 @@ def test_wire_form_applies_api_content_and_canonicalizes_tool_arguments() -> Non
     user = {"role": "user", "content": "display", "api_content": "exact bytes sent"}
     assert wire_message(user)["content"] == "exact bytes sent"
     assistant = {"role": "assistant", "content": None, "tool_calls": [call("c1", args='{"b": 1,  "a": 2}')]}
-    assert wire_message(assistant)["tool_calls"][0]["function"]["arguments"] == '{"a": 2, "b": 1}'
+    # The host's canonical form: sorted keys, no spaces, non-ASCII escaped (docs/host-loop.md).
+    assert wire_message(assistant)["tool_calls"][0]["function"]["arguments"] == '{"a":2,"b":1}'
+    accented = {"role": "assistant", "content": None, "tool_calls": [call("c1", args='{"path": "caf\u00e9.py"}')]}
+    assert wire_message(accented)["tool_calls"][0]["function"]["arguments"] == '{"path":"caf\\u00e9.py"}'
+    truncated = {"role": "assistant", "content": None, "tool_calls": [call("c1", args='{"a": [1, 2')]}
+    assert wire_message(truncated)["tool_calls"][0]["function"]["arguments"] == '{"a": [1, 2]}'  # repaired
     broken = {"role": "assistant", "content": None, "tool_calls": [call("c1", args="{not json")]}
-    assert wire_message(broken)["tool_calls"][0]["function"]["arguments"] == "{not json"
+    assert wire_message(broken)["tool_calls"][0]["function"]["arguments"] == "{}"  # unrepairable: sent empty
+    assert broken["tool_calls"][0]["function"]["arguments"] == "{not json"  # the history keeps what was recorded
 
 
 def test_wire_form_replaces_lone_surrogates() -> None:
@@ -75,7 +81,8 @@ def test_wire_form_replaces_lone_surrogates_in_every_field_the_host_sweeps() -> 
     sent_call = wire["tool_calls"][0]
     assert sent_call["id"] == "c\ufffd"
     assert sent_call["function"]["name"] == "read\ufffd"
-    assert sent_call["function"]["arguments"] == '{"n": 1, "path": "src/a\ufffd.py"}'  # canonical, then swept
+    # Canonical first: the half is written as its ASCII escape, which the sweep leaves (as the host does).
+    assert sent_call["function"]["arguments"] == '{"n":1,"path":"src/a\\ud83d.py"}'
     tool = wire_message({"role": "tool", "tool_call_id": "c\ud800", "content": "out \ud83d"})
     assert (tool["tool_call_id"], tool["content"]) == ("c\ufffd", "out \ufffd")  # still answers its call
     assert repr(assistant) == snapshot  # the history row itself is not touched
@@ -83,7 +90,7 @@ def test_wire_form_replaces_lone_surrogates_in_every_field_the_host_sweeps() -> 
 
 def test_wire_form_keeps_clean_parts_as_they_are() -> None:
     parts = [{"type": "text", "text": "caf\u00e9 \u2192 ok"}]
-    calls = [call("c1")]
+    calls = [call("c1", args='{"path":"a.py"}')]  # canonical already
     wire = wire_message({"role": "assistant", "content": parts, "tool_calls": calls})
     assert wire["content"] is parts  # nothing to replace: no copy
     assert wire["tool_calls"][0] is calls[0]

@@ -56,6 +56,7 @@ RULE_MODULES = (
     "contextlab.measure.targets",
     "contextlab.measure.text",
     "contextlab.messages",
+    "contextlab.tool_arguments",
     "contextlab.transcripts.model",
 )
 """Every contextlab module extraction runs (what ``contextlab.measure.targets`` imports, transitively;

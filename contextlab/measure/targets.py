@@ -424,10 +424,11 @@ def _call_parts(call: dict[str, Any]) -> tuple[str, Any]:
 
 
 def _parsed(raw: Any) -> Any:
+    """Arguments decoded, as a request carries them (a lone surrogate escaped in the JSON is U+FFFD)."""
     if isinstance(raw, str):
         try:
-            return json.loads(raw) if raw.strip() else {}
-        except ValueError:
+            return without_surrogates(json.loads(raw)) if raw.strip() else {}
+        except (ValueError, RecursionError):
             return {}
     return raw
 

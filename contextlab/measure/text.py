@@ -18,7 +18,7 @@ from contextlab.engine import Message
 from contextlab.engines.casefold import fold_to_ascii
 from contextlab.engines.summarizers.extractive import error_fingerprint  # one fingerprint rule for engines and probes
 from contextlab.engines.tooltext import first_error_line
-from contextlab.messages import content_text, tool_call_arguments, tool_calls
+from contextlab.messages import content_text, strip_surrogates, tool_call_arguments, tool_calls
 
 
 def message_payload(message: Message) -> str:
@@ -43,7 +43,9 @@ def message_payload(message: Message) -> str:
             parts.extend(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in decoded.values())
         else:
             parts.append(json.dumps(decoded, ensure_ascii=False))
-    return "\n".join(parts)
+    # In a wire row only a decoded value can hold a lone surrogate (the host sends its JSON escape):
+    # read as sent, with U+FFFD in its place.
+    return strip_surrogates("\n".join(parts))
 
 
 # Identifier shapes (the Hermes anchor index, engines.md §5.0): URLs, paths, SHAs, UUIDs, #refs,

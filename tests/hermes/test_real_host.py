@@ -361,3 +361,45 @@ def test_the_tail_anchor_of_the_0_19_0_rules_is_the_real_compressors(hermes_pyth
     )
     assert all(theirs == ours for theirs, ours in found.values()), found
     assert found["todo"][0] == 2 and found["summary"][0] == 0  # the cases do tell the rules apart
+
+
+def test_requests_carry_tool_arguments_and_surrogates_as_the_real_host_sends_them(hermes_python: Path) -> None:
+    """The wire form against the real 0.19.0 sanitizers: malformed tool-call arguments repaired as its
+    ``_repair_tool_call_arguments`` repairs them (every cut of a flat object, and the fixed cases on
+    which 0.19.0 and the newer bracket rule agree: docs/host-loop.md), and lone surrogates replaced
+    where its ``_sanitize_messages_surrogates`` replaces them."""
+    found = run_python(
+        hermes_python,
+        r"""
+        import copy, json, random
+        from agent.message_sanitization import _repair_tool_call_arguments, _sanitize_messages_surrogates
+        from contextlab.messages import wire_message
+        from contextlab.tool_arguments import repaired_arguments
+        cases = ["", "  ", "None", '{"cmd": "ls\n-la"}', '{"a": [1, 2,]}', '{"a": 1,}', '[1, 2', '{"a": 1}}}',
+                 "not json", "{'a': 1}", '{"a": "never closed']
+        rng = random.Random(20261204)
+        for _ in range(300):
+            flat = {f"k{i}": rng.choice(["v", 12, True, None, "x y", "t\tab"]) for i in range(rng.randint(1, 4))}
+            whole = json.dumps(flat, separators=rng.choice([(",", ":"), (", ", ": ")]))
+            cases.append(whole[: rng.randint(0, len(whole))])
+        repairs = [[c, _repair_tool_call_arguments(c, "t"), repaired_arguments(c)] for c in cases]
+        half = "\ud83d"
+        messages = [
+            {"role": "user", "content": f"fix {half} now"},
+            {"role": "assistant", "content": [{"type": "text", "text": f"part {half}"}], "name": f"n{half}",
+             "reasoning_content": f"why {half}", "extra": {"deep": [f"x{half}", 1]},
+             "tool_calls": [{"id": f"c{half}", "type": "function",
+                             "function": {"name": f"t{half}", "arguments": '{"a":1}'}}]},
+            {"role": "tool", "tool_call_id": f"c{half}", "content": f"out {half}"},
+        ]
+        theirs = copy.deepcopy(messages)
+        _sanitize_messages_surrogates(theirs)
+        ours = [wire_message(m) for m in messages]
+        print(json.dumps({"repairs": [r for r in repairs if r[1] != r[2]][:5], "cases": len(repairs),
+                          "swept_equal": ours == theirs, "ours": repr(ours)[:400], "theirs": repr(theirs)[:400]},
+                         ensure_ascii=True))
+        """,
+    )
+    assert found["cases"] > 300
+    assert found["repairs"] == []
+    assert found["swept_equal"], (found["ours"], found["theirs"])
