@@ -38,6 +38,8 @@ def tainted() -> Transcript:
         for call in message.get("tool_calls") or []:
             arguments = json.loads(call["function"]["arguments"])
             arguments["note"] = f"cut {HALF} here"
+            if isinstance(arguments.get("path"), str):
+                arguments["path"] = arguments["path"].replace(".", f"{HALF}.", 1)  # an artifact's name
             call["function"]["arguments"] = json.dumps(arguments)  # the JSON escape of the half
     return transcript
 
@@ -58,10 +60,12 @@ def test_targets_are_read_as_sent() -> None:
     assert all(text.encode("utf-8") for text in texts)  # nothing unencodable left
     errors = [t for t in found.targets if t.kind == "error" and "\ufffd" in t.texts[0]]
     assert errors  # the tainted error lines are targets, in the form the request carries them
+    assert [t for t in found.targets if t.kind == "artifact" and "\ufffd" in t.texts[0]]  # and the paths
     # passthrough sends every row: each of them is found in context until the window overflows.
     trace = replay(tainted(), "passthrough", context_length=1_000_000).trace
     assert (trace["error_retention"].dropna() == 1.0).all()
     assert (trace["identifier_retention"].dropna() == 1.0).all()
+    assert (trace["artifact_retention"].dropna() == 1.0).all()
 
 
 def test_the_cli_replays_a_file_with_lone_surrogates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
