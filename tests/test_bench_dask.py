@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from contextlab.bench import bench
+from contextlab.bench.cells import installed
 from contextlab.examples import RecentTurnsEngine, tool_conversation
 from contextlab.host.trace import TIMING_COLUMNS
 from tests.synthetic import DyingEngine
@@ -15,6 +16,14 @@ distributed = pytest.importorskip("distributed")
 
 def _untimed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns=[c for c in frame.columns if c in TIMING_COLUMNS])
+
+
+def _holds_inputs() -> bool:
+    return installed() is not None
+
+
+def _plugin_names(client: distributed.Client) -> list[str]:
+    return list(client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.worker_plugins)))
 
 
 def test_dask_local_cluster_matches_one_worker() -> None:
@@ -28,6 +37,10 @@ def test_dask_local_cluster_matches_one_worker() -> None:
         on_dask = bench(
             transcripts, engines, grid, executor="dask", scheduler=cluster.scheduler_address, progress=False
         )
+        # The cluster outlives the sweep: its workers no longer hold the sweep's inputs.
+        with distributed.Client(cluster) as client:
+            assert list(client.run(_holds_inputs).values()) == [False, False]
+            assert not any(name.startswith("contextlab-") for name in _plugin_names(client))
     finally:
         cluster.close()
     pd.testing.assert_frame_equal(_untimed(one.trace), _untimed(on_dask.trace))

@@ -1,13 +1,16 @@
 """Run sweep cells on a Dask distributed cluster (``pip install 'contextlab[dask]'``).
 
-The shared inputs travel once per worker (scattered with ``broadcast=True`` as one cloudpickle blob)
-and are unpacked once per worker process, so each worker parses nothing and keeps one token memo
-across its cells. A worker that dies fails the cell it was running (status ``crashed``); Dask's own
-retries are off so the cells a dead worker held fail at once instead of killing more workers. Dask
-cannot tell which of those cells killed it (a worker also holds cells queued behind the running one,
-and the others may wait for shared inputs only it held), so each such cell runs again alone once the
-rest of the sweep is done: one that dies alone killed its worker (status ``crashed``), the others
-finish normally.
+The shared inputs reach every worker process through a worker plugin: the scheduler hands it to each
+worker as it joins, a worker restarted after a crash included, and the worker unpacks it once, so
+each worker parses nothing and keeps one token memo across its cells. No cell depends on scattered
+data: a scattered copy dies with the worker that held it, and a task waiting for lost scattered data,
+or a broadcast to a worker that is going down, can wait forever (dask/distributed issues 3149 and
+5704; a sweep beside a dying cell hung that way). A worker that dies fails the cell it was running
+(status ``crashed``); Dask's own retries are off so the cells a dead worker held fail at once
+instead of killing more workers. Dask cannot tell which of those cells killed it (a worker also
+holds cells queued behind the running one), so each such cell runs again alone once the rest of
+the sweep is done: one that dies alone killed its worker (status ``crashed``), the others finish
+normally.
 """
 
 from __future__ import annotations
@@ -18,25 +21,48 @@ from typing import Any
 
 import cloudpickle
 
-from contextlab.bench.cells import Job, Outcome, install_shared, installed, run_cell
+from contextlab.bench.cells import Job, Outcome, clear_shared, install_shared, installed, run_cell
 from contextlab.errors import ConfigError
 
-_LOADED: dict[str, str] = {}
-"""Digest of the blob installed in this worker process (so a second sweep re-installs)."""
+try:
+    from distributed import WorkerPlugin
+except ImportError as missing:  # imported only when a sweep asks for --executor dask
+    raise ConfigError("--executor dask needs Dask: pip install 'contextlab[dask]'") from missing
+
+_INSTALLED: dict[str, str] = {}
+"""Digest of the inputs the plugin installed in this worker process."""
 
 
-def _run_on_worker(blob: bytes, digest: str, job: Job) -> Outcome:
-    if _LOADED.get("digest") != digest or installed() is None:
-        install_shared(cloudpickle.loads(blob))
-        _LOADED["digest"] = digest
+class SharedInputs(WorkerPlugin):  # type: ignore[misc]  # distributed is untyped
+    """Installs a sweep's shared inputs in each worker process as it joins (a restarted one included)
+    and removes them when the plugin is unregistered or the worker closes."""
+
+    def __init__(self, blob: bytes, digest: str) -> None:
+        self.blob: bytes | None = blob
+        self.digest = digest
+
+    def setup(self, worker: Any) -> None:
+        if self.blob is None:  # pragma: no cover - a plugin is set up once per worker process
+            return
+        install_shared(cloudpickle.loads(self.blob))
+        _INSTALLED["digest"] = self.digest
+        self.blob = None  # a restarted worker gets a fresh copy from the scheduler
+
+    def teardown(self, worker: Any) -> None:
+        if _INSTALLED.get("digest") == self.digest:
+            clear_shared()
+            _INSTALLED.clear()
+
+
+def _run_on_worker(digest: str, job: Job) -> Outcome:
+    if _INSTALLED.get("digest") != digest or installed() is None:
+        raise RuntimeError(f"this worker has no inputs for sweep {digest[:12]} (its plugin did not run)")
     return run_cell(job)
 
 
 def _client(scheduler: str | None, workers: int) -> tuple[Any, Any]:
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError as error:
-        raise ConfigError("--executor dask needs Dask: pip install 'contextlab[dask]'") from error
+    from distributed import Client, LocalCluster
+
     if scheduler:
         try:
             return Client(scheduler, timeout="10s"), None
@@ -64,11 +90,12 @@ def run_dask(
 
     client, cluster = _client(scheduler, workers)
     digest = hashlib.sha256(shared_blob).hexdigest()
+    name = f"contextlab-inputs-{digest[:16]}"
     try:
-        blob = client.scatter(shared_blob, broadcast=True)
+        client.register_plugin(SharedInputs(shared_blob, digest), name=name)
         ordered = list(jobs)
         # Submitted largest first with decreasing priority, so big cells start first.
-        futures = {_submit(client, blob, digest, job, len(ordered) - rank, 0): job for rank, job in enumerate(ordered)}
+        futures = {_submit(client, digest, job, len(ordered) - rank, 0): job for rank, job in enumerate(ordered)}
         suspects: list[Job] = []
         for future in as_completed(futures):
             job = futures[future]
@@ -79,23 +106,24 @@ def run_dask(
                 continue
             on_done(outcome)
         for job in sorted(suspects, key=lambda j: j.index):
-            client.wait_for_workers(1)
-            blob = client.scatter(shared_blob, broadcast=True)  # a dead worker may have held the only copy
             try:
-                outcome = _submit(client, blob, digest, job, 0, 1).result()
+                outcome = _submit(client, digest, job, 0, 1).result()
             except Exception as error:  # it died alone: this cell killed its worker
                 outcome = on_lost(job, "crashed", f"dask worker failed: {type(error).__name__}: {error}")
             on_done(outcome)
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        try:
+            if cluster is None:  # a shared cluster keeps running: free the inputs its workers hold
+                client.unregister_worker_plugin(name)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
 
 
-def _submit(client: Any, blob: Any, digest: str, job: Job, priority: int, attempt: int) -> Any:
+def _submit(client: Any, digest: str, job: Job, priority: int, attempt: int) -> Any:
     return client.submit(
         _run_on_worker,
-        blob,
         digest,
         job,
         key=f"contextlab-cell-{digest[:12]}-{job.index}-{attempt}",
