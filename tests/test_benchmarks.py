@@ -47,6 +47,11 @@ REPO = Path(__file__).resolve().parent.parent
             ["--repeat", "1", "--times", "1", "--engines", "passthrough"],
             ("first sight", "coding-agent-x1      passthrough           605"),
         ),
+        (
+            "redaction.py",
+            ["datasets/coding-agent-short.jsonl.gz", "--repeat", "1"],
+            ("distinct texts", "from 1 transcript files", "contextlab ", "host "),
+        ),
     ],
 )
 def test_benchmark_script_runs(script: str, args: list[str], expect: tuple[str, ...]) -> None:
@@ -176,6 +181,8 @@ def test_scale_rejects_a_bad_engine_parameter_in_one_line(pair: str) -> None:
         ("probe_overhead.py", ["--transcript", "README.md"], "--transcript: README.md: not a format contextlab reads"),
         ("probe_overhead.py", ["--engines", "nope"], "--engines: unknown nope (shipped: "),
         ("probe_overhead.py", ["--context-length", "0"], "argument --context-length: must be at least 1, got '0'"),
+        ("redaction.py", ["no/such.jsonl"], "no such file or directory: no/such.jsonl"),
+        ("redaction.py", ["--repeat", "0"], "argument --repeat: must be at least 1, got '0'"),
     ],
 )
 def test_probe_overhead_scripts_reject_bad_arguments_in_one_line(script: str, args: list[str], error: str) -> None:

@@ -403,3 +403,43 @@ def test_requests_carry_tool_arguments_and_surrogates_as_the_real_host_sends_the
     assert found["cases"] > 300
     assert found["repairs"] == []
     assert found["swept_equal"], (found["ours"], found["theirs"])
+
+
+def test_secret_redaction_is_the_real_hosts(hermes_python: Path, shared_transcripts: Path) -> None:
+    """``contextlab.engines.summarizers.redact`` against the real 0.19.0 ``redact_sensitive_text``,
+    string for string: the rule pieces of ``tests/engines/redaction_reference.py`` in random texts, each
+    fixed case of that file, and every distinct message and tool-call text of the recorded
+    transcripts (their Django settings, config files and `.env` dumps)."""
+    found = run_python(
+        hermes_python,
+        f"""
+        import glob, json, random
+        from agent.redact import redact_sensitive_text
+        from contextlab.engines.summarizers.redact import redact_uncached
+        from contextlab.messages import content_text
+        from contextlab.transcripts import load_transcripts
+        from tests.engines.redaction_reference import CASES, PIECES
+        rng = random.Random(20261205)
+        pieces = PIECES + ["\\u00e9", "\\u2192", "ſecret=", "K", "İ"]
+        texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(20000)]
+        texts += [text for text, _expected in CASES]
+        recorded = []
+        for path in sorted(glob.glob({str(shared_transcripts)!r} + "/**/*.json*", recursive=True)):
+            try:
+                transcripts = load_transcripts(path)
+            except Exception:
+                continue  # a file that is not a transcript (a results table)
+            for t in transcripts:
+                for m in t.messages:
+                    recorded.append(content_text(m))
+                    calls = m.get("tool_calls") or []
+                    recorded += [str((c.get("function") or {{}}).get("arguments", "")) for c in calls]
+        texts += list(dict.fromkeys(recorded))
+        differ = [t for t in texts if redact_uncached(t) != redact_sensitive_text(t)]
+        print(json.dumps({{"texts": len(texts), "recorded": len(set(recorded)),
+                          "masked": sum(redact_sensitive_text(t) != t for t in texts), "differ": differ[:3]}}))
+        """,
+    )
+    assert found["recorded"] > 10_000
+    assert found["masked"] > 5_000
+    assert found["differ"] == []
