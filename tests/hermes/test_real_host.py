@@ -420,8 +420,10 @@ def test_secret_redaction_is_the_real_hosts(hermes_python: Path, shared_transcri
         from contextlab.transcripts import load_transcripts
         from tests.engines.redaction_reference import CASES, PIECES
         rng = random.Random(20261205)
-        pieces = PIECES + ["\\u00e9", "\\u2192", "ſecret=", "K", "İ"]
-        texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(20000)]
+        from contextlab.engines.summarizers.redact import _PREFIXED_KEYS
+        keys = [p + body for p, _ in _PREFIXED_KEYS for body in ("AbC12xy_-=z", "Z" * 16, "a1" * 16, "1-")]
+        pieces = PIECES + keys + ["\\u00e9", "\\u2192", "ſecret=", "K", "İ"]
+        texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(20000)] + keys
         texts += [text for text, _expected in CASES]
         recorded = []
         for path in sorted(glob.glob({str(shared_transcripts)!r} + "/**/*.json*", recursive=True)):

@@ -51,49 +51,32 @@ def mask(value: str) -> str:
 # --------------------------------------------------------------------------- rule texts
 
 _ALNUM = "A-Za-z0-9"
+
+
+def _keys(prefixes: str, body: str) -> list[tuple[str, str]]:
+    return [(prefix, body) for prefix in prefixes.split()]
+
+
 _PREFIXED_KEYS: tuple[tuple[str, str], ...] = (
-    # (literal prefix, the key body after it), in the host's order (an alternation tries them in turn)
-    ("sk-", f"[{_ALNUM}_-]{{10,}}"),  # OpenAI, OpenRouter, Anthropic
-    ("ghp_", f"[{_ALNUM}]{{10,}}"),  # GitHub tokens of every kind
-    ("github_pat_", f"[{_ALNUM}_]{{10,}}"),
-    ("gho_", f"[{_ALNUM}]{{10,}}"),
-    ("ghu_", f"[{_ALNUM}]{{10,}}"),
-    ("ghs_", f"[{_ALNUM}]{{10,}}"),
-    ("ghr_", f"[{_ALNUM}]{{10,}}"),
-    ("xapp-", rf"\d+-[{_ALNUM}-]{{10,}}"),  # Slack
-    ("xox", f"[baprs]-[{_ALNUM}-]{{10,}}"),
+    # (literal prefix, the key body after it). Alternatives whose prefixes differ cannot match at the
+    # same place, so their order is free, but for the one family where a prefix starts another:
+    # Stripe's sk_live_ and sk_test_ are tried before ElevenLabs' sk_, as the host tries them.
+    # GitHub, Perplexity, Firecrawl, Stripe, Hugging Face, Replicate, npm, DigitalOcean, Tavily, Exa,
+    # Groq, Matrix, RetainDB, Hindsight, Mem0, ByteRover, Notion:
+    *_keys(
+        "ghp_ gho_ ghu_ ghs_ ghr_ pplx- fc- sk_live_ sk_test_ rk_live_ hf_ r8_ npm_ dop_v1_ doo_v1_ tvly- exa_ "
+        "gsk_ syt_ retaindb_ hsk- mem0_ brv_ ntn_",
+        f"[{_ALNUM}]{{10,}}",
+    ),
+    # OpenAI / OpenRouter / Anthropic, Fal.ai, BrowserBase, SendGrid, PyPI, AgentMail:
+    *_keys("sk- fal_ bb_live_ SG. pypi- am_", f"[{_ALNUM}_-]{{10,}}"),
+    *_keys("github_pat_ sk_", f"[{_ALNUM}_]{{10,}}"),  # GitHub fine-grained, ElevenLabs
+    *_keys("xai- fw- fw_ fpk_", f"[{_ALNUM}]{{30,}}"),  # xAI, Fireworks
     ("AIza", f"[{_ALNUM}_-]{{30,}}"),  # Google
-    ("pplx-", f"[{_ALNUM}]{{10,}}"),
-    ("fal_", f"[{_ALNUM}_-]{{10,}}"),
-    ("fc-", f"[{_ALNUM}]{{10,}}"),
-    ("bb_live_", f"[{_ALNUM}_-]{{10,}}"),
     ("gAAAA", f"[{_ALNUM}_=-]{{20,}}"),  # Codex encrypted content
     ("AKIA", "[A-Z0-9]{16}"),  # AWS access key id
-    ("sk_live_", f"[{_ALNUM}]{{10,}}"),  # Stripe
-    ("sk_test_", f"[{_ALNUM}]{{10,}}"),
-    ("rk_live_", f"[{_ALNUM}]{{10,}}"),
-    ("SG.", f"[{_ALNUM}_-]{{10,}}"),  # SendGrid
-    ("hf_", f"[{_ALNUM}]{{10,}}"),
-    ("r8_", f"[{_ALNUM}]{{10,}}"),
-    ("npm_", f"[{_ALNUM}]{{10,}}"),
-    ("pypi-", f"[{_ALNUM}_-]{{10,}}"),
-    ("dop_v1_", f"[{_ALNUM}]{{10,}}"),  # DigitalOcean
-    ("doo_v1_", f"[{_ALNUM}]{{10,}}"),
-    ("am_", f"[{_ALNUM}_-]{{10,}}"),
-    ("sk_", f"[{_ALNUM}_]{{10,}}"),  # ElevenLabs
-    ("tvly-", f"[{_ALNUM}]{{10,}}"),
-    ("exa_", f"[{_ALNUM}]{{10,}}"),
-    ("gsk_", f"[{_ALNUM}]{{10,}}"),
-    ("syt_", f"[{_ALNUM}]{{10,}}"),
-    ("retaindb_", f"[{_ALNUM}]{{10,}}"),
-    ("hsk-", f"[{_ALNUM}]{{10,}}"),
-    ("mem0_", f"[{_ALNUM}]{{10,}}"),
-    ("brv_", f"[{_ALNUM}]{{10,}}"),
-    ("xai-", f"[{_ALNUM}]{{30,}}"),
-    ("ntn_", f"[{_ALNUM}]{{10,}}"),
-    ("fw-", f"[{_ALNUM}]{{30,}}"),
-    ("fw_", f"[{_ALNUM}]{{30,}}"),
-    ("fpk_", f"[{_ALNUM}]{{30,}}"),
+    ("xapp-", rf"\d+-[{_ALNUM}-]{{10,}}"),  # Slack
+    ("xox", f"[baprs]-[{_ALNUM}-]{{10,}}"),
 )
 """Provider API keys the host recognises by their prefix (hermes-agent 0.19.0 ``_PREFIX_PATTERNS``)."""
 
