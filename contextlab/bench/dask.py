@@ -5,7 +5,7 @@ worker as it joins, a worker restarted after a crash included, and the worker un
 each worker parses nothing and keeps one token memo across its cells. No cell depends on scattered
 data: a scattered copy dies with the worker that held it, and a task waiting for lost scattered data,
 or a broadcast to a worker that is going down, can wait forever (dask/distributed issues 3149 and
-5704; a sweep beside a dying cell hung that way). A worker that dies fails the cell it was running
+5704; ``docs/bench.md`` tells the hang that led here). A worker that dies fails the cell it was running
 (status ``crashed``); Dask's own retries are off so the cells a dead worker held fail at once
 instead of killing more workers. Dask cannot tell which of those cells killed it (a worker also
 holds cells queued behind the running one), so each such cell runs again alone once the rest of
@@ -15,6 +15,7 @@ normally.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -112,13 +113,14 @@ def run_dask(
                 outcome = on_lost(job, "crashed", f"dask worker failed: {type(error).__name__}: {error}")
             on_done(outcome)
     finally:
-        try:
-            if cluster is None:  # a shared cluster keeps running: free the inputs its workers hold
+        if cluster is None:
+            # A shared cluster keeps running: free the inputs its workers hold. Best effort: a
+            # scheduler gone by now has nothing left to free, and the sweep's results are in.
+            with contextlib.suppress(Exception):
                 client.unregister_worker_plugin(name)
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def _submit(client: Any, digest: str, job: Job, priority: int, attempt: int) -> Any:
