@@ -1,6 +1,7 @@
 """The host's redaction done the plain way: its passes in its order behind its own substring gates,
-each pattern run over the whole text (what :mod:`contextlab.engines.summarizers.redact` computes with
-its keyword gates, line-by-line passes and prefix hits; ``tests/hermes`` compares both with the host)."""
+each pattern run over the whole text (what :mod:`contextlab.engines.summarizers.redact` computes
+with its keyword gates, line-initial passes, dotted keys tried before an ``=`` and prefix hits;
+``tests/hermes`` compares both with the host)."""
 
 from __future__ import annotations
 

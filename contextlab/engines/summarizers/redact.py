@@ -241,21 +241,36 @@ def _sub(pattern: re.Pattern[str], replacement: Callable[[re.Match[str]], str] |
 
 
 def _config_assignments(text: str) -> str:
-    """Dotted config keys, then line-initial ones; the host skips both in a text holding a URL.
-
-    A dotted-key match holds no line break (keys, ``=`` and values are non-space runs), so that
-    pass runs only on the lines that can hold one, with the same result: its pattern nests repeats
-    and backtracks for long over a long text (0.19.0's own cost: the whole-text pass took 7.3 s over
-    the 15 MB of distinct texts of ``../shared/transcripts``)."""
+    """Dotted config keys, then line-initial ones; the host skips both in a text holding a URL."""
     if "://" in text:
         return text
-    if _dotted_key_before_equals(text):
-        lines = text.split("\n")
-        for at, line in enumerate(lines):
-            if _dotted_key_before_equals(line):
-                lines[at] = _DOTTED_CONFIG.sub(_assignment, line)
-        text = "\n".join(lines)
-    return _on_key_lines(text, "=", _CONFIG_KEYWORDS, lambda line: _LINE_CONFIG.sub(_assignment, line))
+    return _on_key_lines(_dotted_keys(text), "=", _CONFIG_KEYWORDS, lambda line: _LINE_CONFIG.sub(_assignment, line))
+
+
+def _dotted_keys(text: str) -> str:
+    """What ``_DOTTED_CONFIG.sub(_assignment, text)`` gives, with the pattern tried only where a
+    match can start: in the run of key characters right before an ``=`` (a key is such a run's tail),
+    when that run holds a dot and a secret word. The pattern nests repeats, and a whole-text pass
+    backtracks through every other run: 7.3 s over the 15 M characters of ``../shared/transcripts``,
+    and 149 s on one 4,000-character line of dotted names (the host's own cost). Positions are tried
+    left to right from where the previous match ended, as the whole-text pass tries them."""
+    pieces: list[str] = []
+    copied = resume = 0
+    equals = text.find("=")
+    while equals >= 0:
+        start = equals
+        while start > 0 and text[start - 1] in _KEY_CHARACTERS:
+            start -= 1
+        run = text[start:equals]
+        if equals > resume and "." in run and _keyword_in(folded(run), _CONFIG_KEYWORDS):
+            for at in range(max(start, resume), equals):
+                found = _DOTTED_CONFIG.match(text, at)
+                if found is not None:
+                    pieces += [text[copied:at], _assignment(found)]
+                    copied = resume = found.end()
+                    break
+        equals = text.find("=", max(equals + 1, resume))
+    return "".join(pieces) + text[copied:] if pieces else text
 
 
 def _on_key_lines(text: str, separator: str, keywords: tuple[str, ...], apply: Callable[[str], str]) -> str:
@@ -332,16 +347,6 @@ def _prefixed_keys(text: str) -> str:
 
 _KEY_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-\u0130\u0131\u017f\u212a"
 """What ``[A-Za-z0-9_.\\-]`` matches case-insensitively: the ASCII ones and four more (:func:`folded`)."""
-
-
-def _dotted_key_before_equals(line: str) -> bool:
-    """Whether some ``=`` of ``line`` follows a run of key characters holding a dot and a secret
-    word: a dotted-key match is such a run's tail (a line-initial key ends at the first ``=``)."""
-    for part in line.split("=")[:-1]:
-        run = part[len(part.rstrip(_KEY_CHARACTERS)) :]
-        if "." in run and _keyword_in(folded(run), _CONFIG_KEYWORDS):
-            return True
-    return False
 
 
 def _keyword_in(text: str, keywords: tuple[str, ...]) -> bool:
