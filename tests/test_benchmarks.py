@@ -183,6 +183,7 @@ def test_scale_rejects_a_bad_engine_parameter_in_one_line(pair: str) -> None:
         ("probe_overhead.py", ["--context-length", "0"], "argument --context-length: must be at least 1, got '0'"),
         ("redaction.py", ["no/such.jsonl"], "no such file or directory: no/such.jsonl"),
         ("redaction.py", ["--repeat", "0"], "argument --repeat: must be at least 1, got '0'"),
+        ("redaction.py", ["README.md"], "no transcript text found in README.md"),
     ],
 )
 def test_probe_overhead_scripts_reject_bad_arguments_in_one_line(script: str, args: list[str], error: str) -> None:

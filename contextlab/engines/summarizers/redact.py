@@ -19,9 +19,10 @@ summary it writes. This module is our implementation of the behaviour of hermes-
 A value whose text is an environment lookup (``os.getenv(...)``, ``process.env.X``) is code, not a
 secret, and is kept. Masks: a value under 18 characters becomes ``***``, a longer one keeps its first
 6 and last 4 characters (``sk-pro...wxyz``). Each rule runs only when the host's own substring gate
-lets it (``"=" in text`` ...); on ASCII text a stricter gate of ours, a keyword every match must hold,
-skips the regex scan first (non-ASCII text can case-fold onto an ASCII keyword: it takes the host's
-gates alone).
+lets it (``"=" in text`` ...); a stricter gate of ours, a keyword every match must hold (found in the
+text lower-cased by :func:`folded`), skips most regex scans, and the patterns that backtrack are
+tried only where a match can start. ``tests/engines/test_redact.py`` compares each of these fast
+paths with the plain whole-text passes.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ _LINE_CONFIG = re.compile(
 )
 """A bare secret key at a line start (``password=x``, ``export API_KEY=x``), never mid-sentence."""
 _CONFIG_KEYWORDS = ("key", "token", "secret", "passw", "credential", "auth")
-"""Lower case: every config rule's key holds one (a test checks each rule's keywords)."""
+"""Lower case: every config rule's key holds one."""
 
 _JSON_WORDS = (
     "api_?[Kk]ey|token|secret|password|access_token|refresh_token|auth_token|bearer"
@@ -251,9 +252,10 @@ def _dotted_keys(text: str) -> str:
     """What ``_DOTTED_CONFIG.sub(_assignment, text)`` gives, with the pattern tried only where a
     match can start: in the run of key characters right before an ``=`` (a key is such a run's tail),
     when that run holds a dot and a secret word. The pattern nests repeats, and a whole-text pass
-    backtracks through every other run: 7.3 s over the 15 M characters of ``../shared/transcripts``,
-    and 149 s on one 4,000-character line of dotted names (the host's own cost). Positions are tried
-    left to right from where the previous match ended, as the whole-text pass tries them."""
+    backtracks through every other run: 7.3 s over the 15 M characters of the recorded transcripts
+    and datasets, and 149 s for a per-line pass over one 4,000-character line of dotted names.
+    Positions are tried left to right from where the previous match ended, as the whole-text pass
+    tries them."""
     pieces: list[str] = []
     copied = resume = 0
     equals = text.find("=")
@@ -410,20 +412,14 @@ def redact(text: str) -> str:
 
 
 def redact_uncached(text: str) -> str:
-    """:func:`redact` computed afresh (what its memo remembers)."""
-    return _redacted(text, keyword_gates=True)
-
-
-def _redacted(text: str, keyword_gates: bool) -> str:
-    """Every rule in turn; ``keyword_gates`` False runs each behind the host's gate alone (the
-    reference the keyword gates are tested against)."""
+    """:func:`redact` computed afresh (what its memo remembers): every rule in turn."""
     if not text:
         return text
     present: set[int] | None = None  # the keywords the current text holds, when a gate needs them
     for rule in _RULES:
         if not rule.host_gate(text):
             continue
-        if keyword_gates and rule.keywords:
+        if rule.keywords:
             if present is None:
                 # One pass for every rule's keywords (overlapping: "password" holds "passw").
                 present = set(
