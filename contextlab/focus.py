@@ -117,7 +117,7 @@ def compress_preview(
     if settings.threshold_percent is not None:
         instance.threshold_percent = settings.threshold_percent
     model = settings.model or transcript.model or "gpt-4o"
-    instance.update_model(model, settings.context_length, "", "", settings.provider, "")
+    instance.update_model(model, settings.context_length, settings.base_url, "", settings.provider, "")
     history = history_before_turn(transcript, turn)
     counter = RoughCounter()
     before = counter.messages(history)

@@ -7,6 +7,7 @@ file (providers, tools, platforms...) is ignored, as it does not change what a r
 ``context.engine``                 the engine, when none is named on the command line
 ``model.default`` (or ``model``)   ``HostSettings.model`` when ``--model`` is not given
 ``model.provider``                 ``HostSettings.provider``
+``model.base_url``                 ``HostSettings.base_url`` (with the provider and model: the reasoning route)
 ``model.context_length``           ``HostSettings.context_length`` when ``--context-length`` is not given
 ``compression.enabled``            ``HostSettings.compression_enabled`` (every engine)
 ``compression.threshold``          the compressor's ``threshold_percent``
@@ -109,8 +110,12 @@ def load_host_config(path: str | Path) -> HostConfig:
         raise ConfigError(f"{path}: model must be a model name or a mapping, got {type(model).__name__}")
     if isinstance(model_section.get("default"), str) and model_section["default"].strip():
         settings["model"] = model_section["default"].strip()
-    if isinstance(model_section.get("provider"), str):
-        settings["provider"] = model_section["provider"].strip()
+    for key in ("provider", "base_url"):
+        value = model_section.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{path}: model.{key} must be a string, got {type(value).__name__}")
+        if isinstance(value, str):
+            settings[key] = value.strip()
     if model_section.get("context_length") is not None:
         settings["context_length"] = _typed(model_section["context_length"], int, path, "model.context_length")
         if settings["context_length"] <= 0:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.engine import Message
+from contextlab.reasoning import WIRE_DROPPED_KEYS, is_thinking_only, wire_reasoning
 from contextlab.tool_arguments import sent_arguments
 
 PERSISTENCE_ONLY_MESSAGE_FIELDS: frozenset[str] = frozenset(
@@ -296,9 +297,9 @@ class StructureTracker:
         self._close_group()
         if role != "system":
             self._seen_non_system = True
+        if role == "assistant" and is_thinking_only(message):
+            self.rewrites = True  # the host may drop it from the request (judged on the wire form)
         if is_empty(message):
-            if role == "assistant" and (message.get("reasoning") or message.get("reasoning_content")):
-                self.rewrites = True  # thinking-only: the host drops it from the request
             found.append(Violation(i, "empty_message", f"{role} message with no content"))
         if role == "assistant":
             for call in tool_calls(message):
@@ -329,12 +330,19 @@ class StructureTracker:
 # --------------------------------------------------------------------------- wire form & sanitizers
 
 
-def wire_message(message: Message) -> Message:
+def wire_message(message: Message, echo_reasoning: bool = False) -> Message:
     """The provider-facing copy: persistence-only and underscore fields stripped, ``api_content`` applied,
-    string content stripped, tool-call argument JSON canonical (or repaired), lone surrogates replaced."""
+    reasoning shaped for the route (``echo_reasoning``: :mod:`contextlab.reasoning`), string content
+    stripped, tool-call argument JSON canonical (or repaired), lone surrogates replaced."""
     out: Message = {key: value for key, value in message.items() if key not in _NOT_SENT and not key.startswith("_")}
     role = _ROLE_ALIASES.get(str(out.get("role")), out.get("role"))
     out["role"] = role
+    if role == "assistant":
+        carried, reasoning = wire_reasoning(message, echo_reasoning)
+        if carried:
+            out["reasoning_content"] = reasoning
+        else:
+            out.pop("reasoning_content", None)
     api_content = message.get("api_content")
     if role in ("user", "assistant") and isinstance(api_content, str) and api_content:
         out["content"] = api_content
@@ -353,7 +361,7 @@ def wire_message(message: Message) -> Message:
     return out
 
 
-_NOT_SENT = PERSISTENCE_ONLY_MESSAGE_FIELDS | PRIVATE_RECOVERY_MESSAGE_FIELDS | {"api_content"}
+_NOT_SENT = PERSISTENCE_ONLY_MESSAGE_FIELDS | PRIVATE_RECOVERY_MESSAGE_FIELDS | {"api_content"} | WIRE_DROPPED_KEYS
 
 
 def _canonical_call(call: dict[str, Any]) -> dict[str, Any]:
@@ -470,20 +478,12 @@ def sanitize_row(message: Message, answered: set[str], called: set[str]) -> Mess
             message["tool_calls"] = live
         elif not message.get("content"):
             message["content"] = "(tool call removed)"
-    return None if _thinking_only(message) else message
+    return None if is_thinking_only(message) else message
 
 
 def is_user_text(message: Message) -> bool:
     """A user row with string content: the rows the adjacent-user merge folds together."""
     return message.get("role") == "user" and isinstance(message.get("content"), str)
-
-
-def _thinking_only(message: Message) -> bool:
-    return (
-        message.get("role") == "assistant"
-        and is_empty(message)
-        and bool(message.get("reasoning") or message.get("reasoning_content"))
-    )
 
 
 def _merge_adjacent_users(messages: list[Message]) -> Iterator[Message]:

@@ -363,6 +363,9 @@ class ExactCounter:
             total += TOKENS_PER_TOOL_CALL + text(tool_call_name(call)) + text(tool_call_arguments(call))
         if message.get("tool_call_id"):
             total += text(str(message["tool_call_id"]))
+        reasoning = message.get("reasoning_content")
+        if reasoning and isinstance(reasoning, str):  # only an echo route sends it (contextlab.reasoning)
+            total += text(reasoning)
         return total
 
     def messages(self, messages: Sequence[Message]) -> int:

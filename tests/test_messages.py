@@ -73,7 +73,7 @@ def test_wire_form_replaces_lone_surrogates_in_every_field_the_host_sweeps() -> 
         "tool_calls": [call("c\ud800", name="read\ud800", args='{"path": "src/a\\ud83d.py", "n": 1}')],
     }
     snapshot = repr(assistant)
-    wire = wire_message(assistant)
+    wire = wire_message(assistant, echo_reasoning=True)  # an echo route sends reasoning_content
     assert wire["content"] == [{"type": "text", "text": "part \ufffd"}]
     assert wire["name"] == "bot\ufffd"
     assert wire["reasoning_content"] == "thought \ufffd"

@@ -100,6 +100,8 @@ class WorkingHistory:
         self._uncounted: list[int] = []
         self._rough: list[int] = []
         self._rough_cumulative: list[int] = [0]
+        self._thinking_cumulative: list[int] = [0]  # memo.stale_thinking of the rows, summed
+        self._last_thinking = 0  # memo.stale_thinking of the newest assistant row
         self._exact_total = 0
         self._index: dict[int, int] = {}
         self._last_user = -1
@@ -121,8 +123,13 @@ class WorkingHistory:
         self._keep(row, wire, exact, rough)
 
     def _keep(self, row: Message, wire: Message, exact: int, rough: int) -> None:
-        if row.get("role") == "user":
+        role = row.get("role")
+        if role == "user":
             self._last_user = len(self.wires)
+        thinking = 0
+        if role == "assistant":
+            thinking = self._last_thinking = self._memo.stale_thinking(row)
+        self._thinking_cumulative.append(self._thinking_cumulative[-1] + thinking)
         self._index[id(row)] = len(self.wires)
         if exact < 0:
             self._uncounted.append(len(self.wires))
@@ -208,6 +215,22 @@ class WorkingHistory:
     def rough_since(self, index: int) -> int:
         """The rough estimate of the rows from ``index`` on (rows appended since a usage anchor)."""
         return self._rough_cumulative[-1] - self._rough_cumulative[min(index, len(self._rows))]
+
+    @property
+    def stale_thinking_total(self) -> int:
+        """What the rows' reasoning adds to an estimate of the persisted rows (a strict route's:
+        :meth:`MessageMemo.stale_thinking`)."""
+        return self._thinking_cumulative[-1]
+
+    def stale_thinking_since(self, index: int) -> int:
+        """:attr:`stale_thinking_total` of the rows from ``index`` on."""
+        return self._thinking_cumulative[-1] - self._thinking_cumulative[min(index, len(self._rows))]
+
+    @property
+    def newest_thinking(self) -> int:
+        """:meth:`MessageMemo.stale_thinking` of the newest assistant row: the one turn whose
+        reasoning a strict route's estimate keeps."""
+        return self._last_thinking
 
     def sanitized(self, prefix_tokens: list[int]) -> Emitted:
         """The sanitized request over system + rows, kept up to date incrementally."""

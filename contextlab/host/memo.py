@@ -17,11 +17,12 @@ from contextlab.tokens import ExactCounter, RoughCounter
 
 
 class MessageMemo:
-    """Wire form, exact tokens (of wire messages) and rough tokens, memoized by content."""
+    """Wire form (for the replay's route), exact tokens (of wire messages) and rough tokens, memoized by content."""
 
-    def __init__(self, exact: ExactCounter, rough: RoughCounter) -> None:
+    def __init__(self, exact: ExactCounter, rough: RoughCounter, *, echo_reasoning: bool = False) -> None:
         self.exact_counter = exact
         self.rough_counter = rough
+        self.echo_reasoning = echo_reasoning  # the route's: one per replay, so no memo key needs it
         self._rows: dict[Any, tuple[Message, int, int]] = {}
 
     def row(self, message: Message) -> tuple[Message, int, int]:
@@ -29,7 +30,7 @@ class MessageMemo:
         key = freeze(message)
         hit = self._rows.get(key)
         if hit is None:
-            wire = wire_message(message)
+            wire = wire_message(message, self.echo_reasoning)
             hit = (wire, self.exact_counter.message(wire), self.rough_counter.message(wire))
             self._rows[key] = hit
         return hit
@@ -38,13 +39,26 @@ class MessageMemo:
         """What :meth:`row` gives, without the content-keyed lookups (three content hashes per row):
         for a row whose results are kept next to it (a newly appended history row). Its texts still
         hit the tokenizer's text memo."""
-        wire = wire_message(message)
+        wire = wire_message(message, self.echo_reasoning)
         return wire, self.exact_counter.count_message(wire), self.rough_counter.estimate(wire)
 
     def fresh_wire(self, message: Message) -> tuple[Message, int]:
         """Wire form and rough tokens of a message, without the content-keyed lookups."""
-        wire = wire_message(message)
+        wire = wire_message(message, self.echo_reasoning)
         return wire, self.rough_counter.estimate(wire)
+
+    def stale_thinking(self, message: Message) -> int:
+        """Rough tokens an assistant row's reasoning adds to the host's estimate of the *persisted*
+        row when the route never sends it (0 on an echo route, whose wire form carries it already).
+
+        The host estimates persisted rows for its usage-anchored delta and its fallbacks, and the
+        request copy before a call; on a strict route only the former see the reasoning."""
+        if self.echo_reasoning or message.get("role") != "assistant":
+            return 0
+        if not (message.get("reasoning") or message.get("reasoning_content")):
+            return 0
+        bare = {k: v for k, v in message.items() if k not in ("reasoning", "reasoning_content")}
+        return max(0, self.rough_counter.estimate(message) - self.rough_counter.estimate(bare))
 
     def wire(self, message: Message) -> Message:
         """The wire form of a message (one stable object per distinct content)."""

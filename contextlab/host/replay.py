@@ -43,6 +43,7 @@ from contextlab.host.usage_model import reported_prompt_tokens
 from contextlab.host.user_turn import ensure_user_turn
 from contextlab.host.validity import row_problem
 from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
+from contextlab.reasoning import needs_reasoning_echo
 from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.tokens import (
     REPLY_PRIMING_TOKENS,
@@ -89,7 +90,9 @@ class ReplayHost:
         self.settings = settings
         self.observers = list(observers)
         self.exact = counter or ExactCounter(settings.encoding)
-        self.memo = MessageMemo(self.exact, RoughCounter())
+        self.model = settings.model or transcript.model or "gpt-4o"
+        self.echo_reasoning = needs_reasoning_echo(settings.provider, self.model, settings.base_url)
+        self.memo = MessageMemo(self.exact, RoughCounter(), echo_reasoning=self.echo_reasoning)
         self.runner = CompactionRunner(engine, settings.compress_timeout_s)
         self.minter = UidMinter(settings.seed)
         self.clock = vclock.VirtualClock()
@@ -98,7 +101,6 @@ class ReplayHost:
         self.base_tools = list(settings.tools if settings.tools is not None else transcript.tools)
         self.tools: list[dict[str, Any]] = list(self.base_tools)
         self.session_id = settings.session_id or f"replay-{transcript.transcript_id}"
-        self.model = settings.model or transcript.model or "gpt-4o"
         self._labels = {"transcript": transcript.transcript_id, "engine": engine_label, "params": params_label}
         self._defers = overrides(engine, "should_defer_preflight_to_real_usage")
         self._maintains = overrides(engine, "should_compress_preflight")
@@ -213,7 +215,8 @@ class ReplayHost:
             engine.threshold_percent = settings.threshold_percent
         if settings.model_thresholds:
             engine.model_thresholds = dict(settings.model_thresholds)  # type: ignore[attr-defined]
-        self._required("update_model", self.model, settings.context_length, "", "", settings.provider, "")
+        route = (settings.base_url, "", settings.provider, "")  # base_url, api_key, provider, api_mode
+        self._required("update_model", self.model, settings.context_length, *route)
         self._note_threshold()
         if self._session_hooks:
             self._call_optional(
@@ -331,7 +334,9 @@ class ReplayHost:
         engine = self.engine
         first_n = int(getattr(engine, "protect_first_n", 3))
         last_n = int(getattr(engine, "protect_last_n", 6))
-        cheap = len(self.working.peek()) > first_n + last_n + 1 or self.working.rough_total >= engine.threshold_tokens
+        working = self.working
+        full = working.rough_total + working.stale_thinking_total  # the host's estimate of the persisted rows
+        cheap = len(working.peek()) > first_n + last_n + 1 or full >= engine.threshold_tokens
         if not cheap:
             return
         pressure = self._pressure()
@@ -395,11 +400,16 @@ class ReplayHost:
 
     def _pressure(self) -> int:
         """The host's pressure figure: the usage anchor plus rough rows since, else the rough
-        request estimate floored at the last real prompt size."""
+        request estimate floored at the last real prompt size.
+
+        Both estimate persisted rows, so reasoning a strict route never sends still counts: all of
+        it in the rows since the anchor, the newest assistant turn's alone in the fallback (the
+        host's ``charge_stale_thinking`` by route; ``docs/host-loop.md``)."""
+        working = self.working
         if self._anchor is not None:
             value, at = self._anchor
-            return value + self.working.rough_since(at)
-        rough = self._rough_fixed + self.working.rough_total
+            return value + working.rough_since(at) + working.stale_thinking_since(at)
+        rough = self._rough_fixed + working.rough_total + working.newest_thinking
         return max(rough, self._real_floor)
 
     def _post_tool_pressure(self) -> int:
@@ -410,7 +420,7 @@ class ReplayHost:
             return last
         if last == -1:
             return 0
-        return self._rough_fixed + self.working.rough_total
+        return self._rough_fixed + self.working.rough_total + self.working.stale_thinking_total
 
     def _rough_request(self, history: list[Message]) -> int:
         """The rough request estimate over an arbitrary history (compaction before/after)."""

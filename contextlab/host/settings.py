@@ -23,6 +23,9 @@ class HostSettings:
         context_length: The model window passed to ``update_model`` (tokens).
         model: Model name passed to ``update_model``; default: the transcript's, else ``"gpt-4o"``.
         provider: Provider name passed to ``update_model`` (used by provider-scoped thresholds).
+        base_url: The endpoint's base URL passed to ``update_model``. With ``provider`` and the model
+            it names the route, which decides whether assistant reasoning is echoed back
+            (DeepSeek, Kimi, MiMo) or never sent (:mod:`contextlab.reasoning`).
         threshold_percent: When set, assigned to ``engine.threshold_percent`` before ``update_model``.
         model_thresholds: Assigned to ``engine.model_thresholds`` before ``update_model``, as the host does.
         compression_enabled: ``compression.enabled``; False disables every compaction gate.
@@ -49,6 +52,7 @@ class HostSettings:
     context_length: int = 200_000
     model: str | None = None
     provider: str = ""
+    base_url: str = ""
     threshold_percent: float | None = None
     model_thresholds: dict[str, float] = field(default_factory=dict)
     compression_enabled: bool = True

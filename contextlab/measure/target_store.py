@@ -56,6 +56,7 @@ RULE_MODULES = (
     "contextlab.measure.targets",
     "contextlab.measure.text",
     "contextlab.messages",
+    "contextlab.reasoning",
     "contextlab.tool_arguments",
     "contextlab.transcripts.model",
 )

@@ -394,7 +394,7 @@ def test_requests_carry_tool_arguments_and_surrogates_as_the_real_host_sends_the
         ]
         theirs = copy.deepcopy(messages)
         _sanitize_messages_surrogates(theirs)
-        ours = [wire_message(m) for m in messages]
+        ours = [wire_message(m, echo_reasoning=True) for m in messages]  # an echo route keeps reasoning_content
         print(json.dumps({"repairs": [r for r in repairs if r[1] != r[2]][:5], "cases": len(repairs),
                           "swept_equal": ours == theirs, "ours": repr(ours)[:400], "theirs": repr(theirs)[:400]},
                          ensure_ascii=True))
@@ -445,3 +445,76 @@ def test_secret_redaction_is_the_real_hosts(hermes_python: Path, shared_transcri
     assert found["recorded"] > 10_000
     assert found["masked"] > 5_000
     assert found["differ"] == []
+
+
+def test_reasoning_on_the_wire_is_the_real_hosts(hermes_python: Path) -> None:
+    """``contextlab.reasoning`` against the real 0.19.0 host: the echo route (its three
+    ``_needs_*_tool_reasoning`` checks) for every pairing of providers, models and base URLs, and for
+    random rows the reasoning keys of the request copy (``copy_reasoning_content_for_api``, then the
+    pops of ``reasoning`` and ``finish_reason``) and the thinking-only verdict on that copy."""
+    found = run_python(
+        hermes_python,
+        r"""
+        import itertools, json, random, types
+        from run_agent import AIAgent
+        from agent.agent_runtime_helpers import copy_reasoning_content_for_api
+        from contextlab.messages import wire_message
+        from contextlab.reasoning import is_thinking_only, needs_reasoning_echo
+        providers = ["", "openrouter", "deepseek", "DeepSeek", "kimi-coding", "KIMI-CODING", "kimi-coding-cn",
+                     "xiaomi", "Xiaomi", "custom", "anthropic"]
+        models = ["", "gpt-4o", "deepseek-v4-pro", "DeepSeek-Chat", "moonshotai/kimi-k2", "xiaomi/MiMo-V2",
+                  "claude-sonnet-4"]
+        urls = ["", "https://api.deepseek.com/v1", "https://x.api.deepseek.com", "https://api.moonshot.ai/v1",
+                "moonshot.cn", "https://evil.example/moonshot.ai", "https://moonshot.ai.evil",
+                "https://api.kimi.com/coding", "https://api.xiaomimimo.com/v1", "xiaomimimo.com:8443",
+                "HTTPS://API.DEEPSEEK.COM.", "https://openrouter.ai/api/v1"]
+        routes, echoes, route_differ = 0, 0, []
+        for provider, model, url in itertools.product(providers, models, urls):
+            agent = types.SimpleNamespace(provider=provider, model=model, base_url=url)
+            theirs = (AIAgent._needs_kimi_tool_reasoning(agent) or AIAgent._needs_deepseek_tool_reasoning(agent)
+                      or AIAgent._needs_mimo_tool_reasoning(agent))
+            routes += 1
+            echoes += bool(theirs)
+            if needs_reasoning_echo(provider, model, url) != bool(theirs):
+                route_differ.append([provider, model, url])
+        rng = random.Random(20261205)
+        absent = object()
+        call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        choices = {
+            "role": ["assistant"] * 6 + ["user", "tool"],
+            "content": ["", " ", "text", None, absent, [{"type": "thinking", "thinking": "t"}],
+                        [{"type": "text", "text": "  "}], [{"type": "text", "text": "shown"}]],
+            "reasoning_content": [absent, "", " ", "a thought", None, 5],
+            "reasoning": [absent, "", "   ", "another thought", None],
+            "reasoning_details": [absent, [], [{"type": "reasoning.text", "text": "t", "signature": "s"}]],
+            "tool_calls": [absent, [], [call]],
+            "finish_reason": [absent, "stop", "tool_calls"],
+        }
+        keys = ("reasoning", "reasoning_content", "reasoning_details", "finish_reason")
+        rows, row_differ, thinking = 0, [], 0
+        for _ in range(4000):
+            row = {k: v for k, options in choices.items() if (v := rng.choice(options)) is not absent}
+            if row["role"] == "tool":
+                row["tool_call_id"] = "c1"
+            for echo in (False, True):
+                copy = dict(row)
+                host = types.SimpleNamespace(_needs_thinking_reasoning_pad=lambda echo=echo: echo)
+                copy_reasoning_content_for_api(host, row, copy)
+                copy.pop("reasoning", None)
+                copy.pop("finish_reason", None)
+                ours = wire_message(row, echo_reasoning=echo)
+                theirs_only = AIAgent._is_thinking_only_assistant(copy)
+                thinking += theirs_only
+                rows += 1
+                if [copy.get(k, absent) for k in keys] != [ours.get(k, absent) for k in keys] or (
+                    is_thinking_only(ours) != theirs_only
+                ):
+                    row_differ.append([repr(row), echo, repr(copy), repr(ours)])
+        print(json.dumps({"routes": routes, "echoes": echoes, "route_differ": route_differ[:5], "rows": rows,
+                          "thinking_only": thinking, "row_differ": row_differ[:3]}))
+        """,
+    )
+    assert found["route_differ"] == []
+    assert found["routes"] > 900 and 300 < found["echoes"] < found["routes"]
+    assert found["row_differ"] == []
+    assert found["rows"] == 8000 and found["thinking_only"] > 100

@@ -40,6 +40,7 @@ REPLAY_KEYS = (
     "codex_reasoning_items",
     "codex_message_items",
 )
+"""0.19.0 charged each of these at its serialized length on every row."""
 TAIL_MODES = ("lean", "legacy")
 
 
@@ -106,9 +107,20 @@ def _text_tokens(text: str) -> int:
     return estimate_tokens_rough(text)
 
 
-def message_budget_tokens(message: Message) -> int:
-    """The compressor's per-message tail-walk estimate (``_estimate_msg_budget_tokens``)."""
-    content = message.get("content")
+def message_budget_tokens(message: Message, charge_stale_thinking: bool = True) -> int:
+    """The compressor's per-message tail-walk estimate (``_estimate_msg_budget_tokens``).
+
+    The content sent (a non-empty ``api_content`` sidecar of a user or assistant row replaces
+    ``content``), the full tool-call envelopes, the Codex replay items (their ciphertext blanked),
+    and, when ``charge_stale_thinking``, the reasoning text: ``reasoning_content``, ``reasoning``
+    unless a non-blank ``reasoning_content`` already carries it, and the thinking text of
+    ``reasoning_details`` when neither is there (never its signed envelope).
+    """
+    sidecar = message.get("api_content")
+    if isinstance(sidecar, str) and sidecar and message.get("role") in ("user", "assistant"):
+        content: object = sidecar
+    else:
+        content = message.get("content") or ""
     total = MSG_OVERHEAD_TOKENS
     if isinstance(content, str):
         total += _text_tokens(content)
@@ -124,13 +136,84 @@ def message_budget_tokens(message: Message) -> int:
             else:
                 chars += len(str(part))
         total += chars // 4
+    else:
+        total += len(str(content)) // 4
     calls = message.get("tool_calls")
     if isinstance(calls, list):
         for call in calls:
-            total += _text_tokens(str(call))
-    for key in REPLAY_KEYS:
-        total += _serialized_length(message.get(key)) // 4
+            if isinstance(call, dict):
+                total += _text_tokens(str(call))
+    for key in ALWAYS_REPLAYED_KEYS:
+        total += _serialized_length(_blank_ciphertext(message.get(key))) // 4
+    if not charge_stale_thinking:
+        return total
+    reasoning_content = message.get("reasoning_content")
+    total += _serialized_length(reasoning_content) // 4
+    if not (isinstance(reasoning_content, str) and reasoning_content.strip()):
+        total += _serialized_length(message.get("reasoning")) // 4
+    if not (message.get("reasoning") or reasoning_content):
+        total += _details_text_chars(message.get("reasoning_details")) // 4
     return total
+
+
+ALWAYS_REPLAYED_KEYS = ("codex_reasoning_items", "codex_message_items")
+"""Replay items sent with every kept assistant turn, so charged on every row."""
+
+
+def _blank_ciphertext(items: object) -> object:
+    """Codex items with ``encrypted_content`` blanked: the provider prices ciphertext by its own
+    count, never by its bytes (upstream ``strip_opaque_replay_items``)."""
+    if not isinstance(items, list):
+        return items
+    return [
+        {k: ("" if k == "encrypted_content" else v) for k, v in item.items()} if isinstance(item, dict) else item
+        for item in items
+    ]
+
+
+def _details_text_chars(value: object) -> int:
+    """Characters of thinking text in a ``reasoning_details`` envelope (``thinking``, ``text`` and
+    ``summary`` of its parts, and string parts), never its signatures or encoded blobs."""
+    if isinstance(value, str):
+        return len(value)
+    parts = [value] if isinstance(value, dict) else value if isinstance(value, list) else []
+    total = 0
+    for part in parts:
+        if isinstance(part, str):
+            total += len(part)
+        elif isinstance(part, dict):
+            texts = (part.get(key) for key in ("thinking", "text", "summary"))
+            total += sum(len(text) for text in texts if isinstance(text, str))
+    return total
+
+
+def last_assistant_index(messages: list[Message]) -> int:
+    """Index of the newest assistant row, -1 without one: the one turn whose reasoning a strict
+    route still sends."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "assistant":
+            return i
+    return -1
+
+
+WalkCost = Callable[[int], int]
+"""A tail walk's cost of the row at an index of the list it walks."""
+
+
+def walk_costs(messages: list[Message], *, ceil: bool, charge_all_thinking: bool) -> WalkCost:
+    """Per-row costs for the tail walks (the pruning boundary and the tail cut) over ``messages``.
+
+    ``ceil`` picks the rule generation's estimate (:func:`budget_estimator`). With the newest
+    estimate, reasoning is charged on every row only when ``charge_all_thinking`` (the route sends
+    old turns' reasoning again: ``contextlab.reasoning.stale_thinking_reaches_wire``); otherwise on
+    the newest assistant row alone, as the request will carry it.
+    """
+    if not ceil:
+        return lambda i: message_budget_tokens_floor(messages[i])
+    if charge_all_thinking:
+        return lambda i: message_budget_tokens(messages[i])
+    newest = last_assistant_index(messages)
+    return lambda i: message_budget_tokens(messages[i], i == newest)
 
 
 def _serialized_length(value: object) -> int:

@@ -32,6 +32,7 @@ from contextlab.engines.summarizers.redact import redact
 from contextlab.engines.summarizers.template import FALLBACK_TEMPLATE, HOST_TEMPLATE, SummaryTemplate
 from contextlab.errors import EngineError
 from contextlab.messages import content_text
+from contextlab.reasoning import stale_thinking_reaches_wire
 from contextlab.tokens import RoughCounter
 
 FALLBACK_MAX_CHARS = 8_000
@@ -155,6 +156,7 @@ class CompressorEngine(ContextEngine):
         self.last_compression_rough_tokens = 0
         self.last_rough_tokens_when_real_prompt_fit = 0
         self._model_key: tuple[str, str, str, str] | None = None
+        self._stale_thinking_on_wire = False  # set by update_model from the route
         self._last_compress_aborted = False
         self._last_fallback_used = False
         self._last_summary_fallback_used = False  # upstream's name, read by the host after a commit
@@ -213,6 +215,8 @@ class CompressorEngine(ContextEngine):
         self.awaiting_real_usage_after_compression = False
         self.thrash.reset_strikes()
         self._prune_rearm_tokens = 0  # the runway was measured against the previous trigger
+        # Whether old turns' reasoning rides the requests (an echo route): the tail walks charge it then.
+        self._stale_thinking_on_wire = stale_thinking_reaches_wire(provider, model, base_url, api_mode)
         key = (model, provider, base_url, api_mode)
         if self._model_key is not None and key != self._model_key:
             self.thrash.fallback_streak = 0
@@ -315,14 +319,18 @@ class CompressorEngine(ContextEngine):
 
     def _bounds(self, messages: list[Message]) -> tuple[int, int]:
         start = boundaries.align_forward(messages, self.head_size(messages))
-        estimate = budgets.budget_estimator(self.rules.budget_estimate_ceil)
+        cost = budgets.walk_costs(
+            messages,
+            ceil=self.rules.budget_estimate_ceil,
+            charge_all_thinking=self._stale_thinking_on_wire or not self.rules.newest_turn_thinking,
+        )
         end = boundaries.tail_cut_by_tokens(
             messages,
             start,
             self.tail_token_budget,
             protect_last_n=self.protect_last_n,
             min_tail_user_messages=self.min_tail_user_messages,
-            costs=[estimate(m) for m in messages],
+            costs=[cost(i) for i in range(len(messages))],
             user_anchor=assembly.is_real_user_turn if self.rules.real_user_filter else assembly.is_user_anchor_0_19_0,
         )
         if not self.rules.bridge_pullback:
@@ -368,6 +376,7 @@ class CompressorEngine(ContextEngine):
             protect_tail_count=self.protect_last_n,
             protect_tail_tokens=self.tail_token_budget,
             rules=self.rules,
+            stale_thinking_on_wire=self._stale_thinking_on_wire,
         )
         work = pruned.messages
         if self.rules.drop_platform_echoes:

@@ -24,7 +24,13 @@ from contextlab import hermes_texts as texts
 from contextlab.engine import Message
 from contextlab.engines.compressor import tool_summary
 from contextlab.engines.compressor.assembly import is_blank_user
-from contextlab.engines.compressor.budgets import BudgetEstimate, budget_estimator, message_budget_tokens
+from contextlab.engines.compressor.budgets import (
+    BudgetEstimate,
+    WalkCost,
+    budget_estimator,
+    message_budget_tokens,
+    walk_costs,
+)
 from contextlab.engines.compressor.rules import NEWEST, HermesRules
 
 DUPLICATE_PLACEHOLDER = texts.DUPLICATE_OUTPUT
@@ -55,14 +61,18 @@ def protected_tail_start(
     tokens: int | None,
     *,
     floor_cap: int | None = PROTECT_MIN_MESSAGES,
-    estimate: BudgetEstimate = message_budget_tokens,
+    cost: WalkCost | None = None,
 ) -> int:
     """Index where the protected tail starts (upstream ``_prune_old_tool_results``' boundary).
 
     With a token budget, walk backward accumulating the per-message budget estimate; the row that
     breaks the budget is itself protected, and at least ``min(count, len, floor_cap)`` messages are
     (no cap when ``floor_cap`` is None, as in 0.19.0). Without a budget, protect the last ``count``.
+    ``cost`` prices the row at an index (:func:`budgets.walk_costs`; default: the newest estimate,
+    reasoning charged on every row).
     """
+    if cost is None:
+        cost = walk_costs(messages, ceil=True, charge_all_thinking=True)
     n = len(messages)
     if tokens is None or tokens <= 0:
         return max(0, n - max(0, count))
@@ -70,11 +80,11 @@ def protected_tail_start(
     acc = 0
     boundary = n
     for i in range(n - 1, -1, -1):
-        cost = estimate(messages[i])
-        if acc + cost > tokens and n - i >= floor:
+        row_cost = cost(i)
+        if acc + row_cost > tokens and n - i >= floor:
             boundary = i
             break
-        acc += cost
+        acc += row_cost
         boundary = i
     return n - max(n - boundary, floor)
 
@@ -313,15 +323,23 @@ def prune_tool_outputs(
     protect_tail_tokens: int | None,
     min_result_chars: int = SUMMARY_MIN_CHARS,
     rules: HermesRules = NEWEST,
+    stale_thinking_on_wire: bool = False,
 ) -> PruneResult:
     """Run the pruning passes on a copy of ``messages`` (the input list and dicts are untouched).
 
-    Pass 4 runs only with a token budget (the ``compress`` path) and when ``rules`` has it."""
+    Pass 4 runs only with a token budget (the ``compress`` path) and when ``rules`` has it.
+    ``stale_thinking_on_wire``: the route sends old turns' reasoning again, so the boundary walk
+    charges it on every row (:func:`budgets.walk_costs`)."""
     work = list(messages)
     estimate = budget_estimator(rules.budget_estimate_ceil)
     before = sum(estimate(m) for m in work)
+    cost = walk_costs(
+        work,
+        ceil=rules.budget_estimate_ceil,
+        charge_all_thinking=stale_thinking_on_wire or not rules.newest_turn_thinking,
+    )
     boundary = protected_tail_start(
-        work, protect_tail_count, protect_tail_tokens, floor_cap=rules.prune_floor_cap, estimate=estimate
+        work, protect_tail_count, protect_tail_tokens, floor_cap=rules.prune_floor_cap, cost=cost
     )
     changed_at: set[int] = set()
 

@@ -66,6 +66,11 @@ class HermesRules:
     skill_rules: bool
     """A pruned large ``skill_view`` body carries the skill-pruning marker; recently loaded skill
     bodies are spared by the pruning passes."""
+    newest_turn_thinking: bool
+    """The tail walks charge reasoning text on the newest assistant row only, unless the route sends
+    old turns' reasoning again (an echo route); reasoning is charged once (``reasoning`` skipped
+    under a non-blank ``reasoning_content``) and ``reasoning_details`` by its thinking text alone.
+    0.19.0 charged all three keys at their serialized length on every row."""
     refuse_growth_in_pass: bool
     """A result that would grow the transcript is refused inside the pass: the summary state rolls
     back and one ineffective strike is recorded. 0.19.0 has no growth guard: the pass returns it,
@@ -90,6 +95,7 @@ NEWEST = HermesRules(
     visible_role_placement=True,
     inflight_restatement=True,
     skill_rules=True,
+    newest_turn_thinking=True,
     refuse_growth_in_pass=True,
 )
 
@@ -111,6 +117,7 @@ V0_19_0 = HermesRules(
     visible_role_placement=False,
     inflight_restatement=False,
     skill_rules=False,
+    newest_turn_thinking=False,
     refuse_growth_in_pass=False,
 )
 

@@ -9,7 +9,8 @@ import yaml
 from builders import call, conversation
 
 from contextlab import hermes_texts as texts
-from contextlab.engines.compressor import CompressorEngine, assembly, inflight, lean, pruning
+from contextlab.engine import Message
+from contextlab.engines.compressor import CompressorEngine, assembly, budgets, inflight, lean, pruning
 from contextlab.engines.summarizers import FunctionSummarizer, SummaryRequest
 from contextlab.messages import validate_messages
 from contextlab.tokens import RoughCounter
@@ -149,13 +150,17 @@ def test_pressure_demotion_summarises_protected_results_but_keeps_the_last_three
     assert work[2]["content"].startswith("[read_file] read src/module_0.py from line 1 (6,000 chars)")
 
 
-def test_replay_fields_are_counted_as_sorted_json() -> None:
-    from contextlab.engines.compressor.budgets import message_budget_tokens
+def test_replay_fields_are_counted_as_sorted_json_without_their_ciphertext() -> None:
+    from contextlab.engines.compressor.budgets import message_budget_tokens, message_budget_tokens_floor
 
-    blob = [{"type": "reasoning", "encrypted_content": "e" * 400, "id": "r1"}]
+    blob = [{"type": "reasoning", "encrypted_content": "e" * 400, "id": "r1", "summary": [{"text": "s" * 40}]}]
     row = {"role": "assistant", "content": "", "codex_reasoning_items": blob}
-    expected = 10 + len(json.dumps(blob, ensure_ascii=False, sort_keys=True)) // 4
-    assert message_budget_tokens(row) == expected
+    blanked = [{**blob[0], "encrypted_content": ""}]
+    # newer upstream prices the ciphertext by the provider's count alone (strip_opaque_replay_items)
+    assert message_budget_tokens(row) == 10 + len(json.dumps(blanked, ensure_ascii=False, sort_keys=True)) // 4
+    assert message_budget_tokens(row, charge_stale_thinking=False) == message_budget_tokens(row)  # always replayed
+    # 0.19.0 charged the whole serialized blob
+    assert message_budget_tokens_floor(row) == 10 + len(json.dumps(blob, ensure_ascii=False, sort_keys=True)) // 4
 
 
 def test_one_line_summaries_use_upstream_formats() -> None:
@@ -426,3 +431,58 @@ def test_0_19_0_estimates_floor_the_tail_walk_and_count_every_key() -> None:
     assert budgets.message_budget_tokens(row) == 10 + 11
     assert budgets.message_budget_tokens_floor(row) == 10 + 10
     assert budgets.rough_messages_0_19_0([row, row]) == (2 * len(str(row)) + 3) // 4
+
+
+def _reasoning_session(pairs: int = 30) -> list[Message]:
+    rows: list[Message] = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Fix it."}]
+    for i in range(pairs):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+        thought = "think " * 1_400
+        rows.append({"role": "assistant", "content": f"step {i}", "reasoning_content": thought, "tool_calls": [call]})
+        rows.append({"role": "tool", "tool_call_id": f"c{i}", "content": "x" * 6_000})
+    rows.append({"role": "assistant", "content": "done", "reasoning_content": "final " * 1_400})
+    return rows
+
+
+def test_the_tail_walk_charges_reasoning_on_the_newest_turn_unless_the_route_echoes_it() -> None:
+    """Newer upstream: a strict route sends only the newest assistant turn's reasoning, so the walks
+    charge old turns' reasoning only on an echo route (0.19.0 charged it everywhere)."""
+
+    rows = _reasoning_session()
+    newest = len(rows) - 1
+    strict = budgets.walk_costs(rows, ceil=True, charge_all_thinking=False)
+    echo = budgets.walk_costs(rows, ceil=True, charge_all_thinking=True)
+    assert echo(2) - strict(2) == len("think " * 1_400) // 4  # an old turn's thought: echo route only
+    assert strict(newest) == echo(newest) > budgets.message_budget_tokens(rows[newest], charge_stale_thinking=False)
+    assert [strict(i) for i in range(len(rows)) if rows[i]["role"] == "tool"] == [
+        echo(i) for i in range(len(rows)) if rows[i]["role"] == "tool"
+    ]
+
+    def tail_start(rules: str, **route: str) -> int:
+        engine = CompressorEngine(hermes_rules=rules, protect_last_n=4)
+        engine.update_model("model", 64_000, **route)
+        return engine._bounds(rows)[1]
+
+    assert tail_start("newest") < tail_start("newest", base_url="https://api.deepseek.com")  # more tail kept
+    assert tail_start("newest", provider="deepseek") == tail_start("0.19.0")
+    assert tail_start("0.19.0") == tail_start("0.19.0", provider="deepseek")  # 0.19.0 charged every row
+    budget = 10_000
+    assert pruning.protected_tail_start(rows, 4, budget, cost=strict) < pruning.protected_tail_start(
+        rows, 4, budget, cost=echo
+    )
+
+
+def test_the_budget_estimate_charges_each_thought_once() -> None:
+    from contextlab.engines.compressor.budgets import message_budget_tokens
+
+    base = {"role": "assistant", "content": ""}
+    both = {**base, "reasoning": "r" * 400, "reasoning_content": "c" * 800}
+    assert message_budget_tokens(both) == 10 + 200  # reasoning rides inside reasoning_content
+    pad = {**base, "reasoning": "r" * 400, "reasoning_content": " "}
+    assert message_budget_tokens(pad) == 10 + 100  # a blank pad carries nothing: reasoning is charged
+    details = [{"type": "reasoning.text", "text": "t" * 400, "signature": "s" * 4_000}, "u" * 40]
+    assert message_budget_tokens({**base, "reasoning_details": details}) == 10 + 110  # text only, never the signature
+    assert message_budget_tokens({**base, "reasoning_details": details, "reasoning": "r" * 4}) == 10 + 1
+    assert message_budget_tokens({**base, "reasoning_details": details}, charge_stale_thinking=False) == 10
+    sidecar = {"role": "user", "content": "short", "api_content": "w" * 400}
+    assert message_budget_tokens(sidecar) == 10 + 100  # the text sent, not the display text
