@@ -143,16 +143,23 @@ def message_budget_tokens(message: Message, charge_stale_thinking: bool = True) 
         for call in calls:
             if isinstance(call, dict):
                 total += _text_tokens(str(call))
+    # Absent keys (most rows) cost nothing: skip them without the calls.
     for key in ALWAYS_REPLAYED_KEYS:
-        total += _serialized_length(_blank_ciphertext(message.get(key))) // 4
+        items = message.get(key)
+        if items is not None:
+            total += _serialized_length(_blank_ciphertext(items)) // 4
     if not charge_stale_thinking:
         return total
     reasoning_content = message.get("reasoning_content")
-    total += _serialized_length(reasoning_content) // 4
-    if not (isinstance(reasoning_content, str) and reasoning_content.strip()):
-        total += _serialized_length(message.get("reasoning")) // 4
-    if not (message.get("reasoning") or reasoning_content):
-        total += _details_text_chars(message.get("reasoning_details")) // 4
+    reasoning = message.get("reasoning")
+    if reasoning_content is not None:
+        total += _serialized_length(reasoning_content) // 4
+    if reasoning is not None and not (isinstance(reasoning_content, str) and reasoning_content.strip()):
+        total += _serialized_length(reasoning) // 4
+    if not (reasoning or reasoning_content):
+        details = message.get("reasoning_details")
+        if details is not None:
+            total += _details_text_chars(details) // 4
     return total
 
 
@@ -194,6 +201,16 @@ def last_assistant_index(messages: list[Message]) -> int:
         if messages[i].get("role") == "assistant":
             return i
     return -1
+
+
+def walk_cost_list(messages: list[Message], *, ceil: bool, charge_all_thinking: bool) -> list[int]:
+    """Every row's cost under :func:`walk_costs` (a list, for the tail cut's two walks)."""
+    if not ceil:
+        return [message_budget_tokens_floor(m) for m in messages]
+    if charge_all_thinking:
+        return [message_budget_tokens(m) for m in messages]
+    newest = last_assistant_index(messages)
+    return [message_budget_tokens(m, i == newest) for i, m in enumerate(messages)]
 
 
 WalkCost = Callable[[int], int]

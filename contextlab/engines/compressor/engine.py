@@ -319,7 +319,7 @@ class CompressorEngine(ContextEngine):
 
     def _bounds(self, messages: list[Message]) -> tuple[int, int]:
         start = boundaries.align_forward(messages, self.head_size(messages))
-        cost = budgets.walk_costs(
+        costs = budgets.walk_cost_list(
             messages,
             ceil=self.rules.budget_estimate_ceil,
             charge_all_thinking=self._stale_thinking_on_wire or not self.rules.newest_turn_thinking,
@@ -330,7 +330,7 @@ class CompressorEngine(ContextEngine):
             self.tail_token_budget,
             protect_last_n=self.protect_last_n,
             min_tail_user_messages=self.min_tail_user_messages,
-            costs=[cost(i) for i in range(len(messages))],
+            costs=costs,
             user_anchor=assembly.is_real_user_turn if self.rules.real_user_filter else assembly.is_user_anchor_0_19_0,
         )
         if not self.rules.bridge_pullback:

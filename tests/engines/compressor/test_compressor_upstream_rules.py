@@ -458,6 +458,12 @@ def test_the_tail_walk_charges_reasoning_on_the_newest_turn_unless_the_route_ech
         echo(i) for i in range(len(rows)) if rows[i]["role"] == "tool"
     ]
 
+    for ceil in (True, False):
+        for charge_all in (True, False):
+            cost = budgets.walk_costs(rows, ceil=ceil, charge_all_thinking=charge_all)
+            listed = budgets.walk_cost_list(rows, ceil=ceil, charge_all_thinking=charge_all)
+            assert listed == [cost(i) for i in range(len(rows))]
+
     def tail_start(rules: str, **route: str) -> int:
         engine = CompressorEngine(hermes_rules=rules, protect_last_n=4)
         engine.update_model("model", 64_000, **route)
