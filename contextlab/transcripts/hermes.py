@@ -7,7 +7,8 @@ OpenAI-format history the agent kept (``tool_calls``, ``tool`` results, ``reason
 ``state.db`` (schema in upstream ``hermes_state_common.py`` ``SCHEMA_SQL``, NousResearch/hermes-agent):
 ``sessions`` rows (``id``, ``parent_session_id``, ``end_reason``, ``model``, ``system_prompt`` or
 ``system_prompt_hash`` into ``system_prompts``, token totals) and ``messages`` rows (``session_id``,
-``role``, ``content``, ``tool_calls`` JSON, ``tool_call_id``, ``reasoning``/``reasoning_content``,
+``role``, ``content``, ``tool_calls`` JSON, ``tool_call_id``, ``finish_reason``, ``reasoning``,
+``reasoning_content``, ``reasoning_details`` / ``codex_*_items`` JSON,
 ``api_content``, ``timestamp``, ``active``, ``compacted``, ``_compressed_summary``). A compaction
 either rotates the session (the old one ends with ``end_reason = 'compression'`` and a child session
 carrying ``parent_session_id`` continues with the summary and copies of the kept messages) or
@@ -49,10 +50,9 @@ def looks_like_session(document: Any) -> bool:
 
 def load_session(path: Path, document: dict[str, Any]) -> list[Transcript]:
     source = str(path)
+    # Reasoning keys stay as the host kept them: ``reasoning`` (its trajectory field) and
+    # ``reasoning_content`` (an echo provider's) are sent differently (docs/host-loop.md).
     messages = [dict(m) if isinstance(m, dict) else m for m in document["messages"]]
-    for m in messages:
-        if isinstance(m, dict) and "reasoning" in m and "reasoning_content" not in m:
-            m["reasoning_content"] = m.pop("reasoning")
     tools = document.get("tools") if isinstance(document.get("tools"), list) else []
     system = document.get("system_prompt")
     if (
@@ -224,6 +224,27 @@ def _is_summary(row: dict[str, Any], message: Message) -> bool:
     )
 
 
+def _restore_assistant_fields(message: Message, row: dict[str, Any], where: str, log: ImportLog) -> None:
+    """The assistant-only columns, restored as the host restores them when it reloads a session
+    (0.19.0 ``hermes_state.py``, the conversation replay): ``finish_reason`` and ``reasoning`` when
+    set, ``reasoning_content`` whenever not NULL (an empty string is an echo provider's placeholder),
+    and the JSON columns ``reasoning_details``, ``codex_reasoning_items``, ``codex_message_items`` (one
+    that does not parse is left out with a warning, as the host leaves it out)."""
+    for key in ("finish_reason", "reasoning"):
+        if isinstance(row.get(key), str) and row[key]:
+            message[key] = row[key]
+    if isinstance(row.get("reasoning_content"), str):
+        message["reasoning_content"] = row["reasoning_content"]
+    for key in ("reasoning_details", "codex_reasoning_items", "codex_message_items"):
+        raw = row.get(key)
+        if not raw:
+            continue
+        try:
+            message[key] = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            log.warn(where, f"column {key!r} is not JSON; left out")
+
+
 def _message(row: dict[str, Any], source: str, where: str, log: ImportLog) -> Message | None:
     role = row.get("role")
     if role not in ("user", "assistant", "tool", "system"):
@@ -242,9 +263,8 @@ def _message(row: dict[str, Any], source: str, where: str, log: ImportLog) -> Me
             message["tool_calls"] = calls
     if role == "tool":
         message["tool_call_id"] = str(row.get("tool_call_id") or "")
-    reasoning = row.get("reasoning_content") or row.get("reasoning")
-    if isinstance(reasoning, str) and reasoning:
-        message["reasoning_content"] = reasoning
+    if role == "assistant":
+        _restore_assistant_fields(message, row, where, log)
     if isinstance(row.get("api_content"), str) and row["api_content"]:
         message["api_content"] = row["api_content"]
     if isinstance(row.get("display_kind"), str) and row["display_kind"]:

@@ -14,6 +14,7 @@ from contextlab.cli import main as cli_main
 from contextlab.errors import TranscriptError
 from contextlab.messages import validate_messages
 from contextlab.transcripts import load_transcript, load_transcripts
+from contextlab.transcripts.issues import TranscriptWarning
 from tests.transcripts.transcript_samples import SAMPLES, render, write_hermes_state_db
 
 
@@ -223,7 +224,33 @@ def test_openai_legacy_function_role_and_swe_agent_history_only(tmp_path: Path) 
 def test_hermes_session_json(tmp_path: Path) -> None:
     (t,) = _load(tmp_path, "hermes-session")
     assert t.source_format == "hermes-session" and t.system_prompt == "You are Hermes."
-    assert t.model == "anthropic/claude-sonnet-4" and t.messages[1]["reasoning_content"] == "check"
+    assert t.model == "anthropic/claude-sonnet-4" and t.messages[1]["reasoning"] == "check"
+    assert "reasoning_content" not in t.messages[1]  # kept as the host kept it: a trajectory field
+
+
+def test_hermes_state_db_restores_the_assistant_fields_as_the_host_does(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    write_hermes_state_db(path)
+    db = sqlite3.connect(path)
+    for column in ("finish_reason", "reasoning_content", "reasoning_details", "codex_reasoning_items"):
+        db.execute(f"ALTER TABLE messages ADD COLUMN {column} TEXT")
+    details = [{"type": "reasoning.text", "text": "t", "signature": "s"}]
+    db.execute(
+        "UPDATE messages SET reasoning = 'why', reasoning_content = '', reasoning_details = ?, finish_reason ="
+        " 'tool_calls', codex_reasoning_items = 'not json' WHERE session_id = 's1' AND role = 'assistant'"
+        " AND content IS NULL",
+        (json.dumps(details),),
+    )
+    db.execute("UPDATE messages SET reasoning = 'not mine', reasoning_content = 'x' WHERE role = 'user'")
+    db.commit()
+    db.close()
+    with pytest.warns(TranscriptWarning, match=r"column 'codex_reasoning_items' is not JSON; left out"):
+        main, _ = load_transcripts(path)
+    assistant = main.messages[1]
+    assert assistant["reasoning"] == "why" and assistant["reasoning_content"] == ""  # an echo placeholder kept
+    assert assistant["reasoning_details"] == details and assistant["finish_reason"] == "tool_calls"
+    assert "codex_reasoning_items" not in assistant
+    assert not any(key.startswith("reasoning") for key in main.messages[0])  # assistant rows only
 
 
 def test_hermes_state_db_sessions_messages_and_compaction_lineage(tmp_path: Path) -> None:
