@@ -338,6 +338,8 @@ def wire_message(message: Message, echo_reasoning: bool = False) -> Message:
     role = _ROLE_ALIASES.get(str(out.get("role")), out.get("role"))
     out["role"] = role
     if role == "assistant":
+        if "tool_calls" in out and not (isinstance(out["tool_calls"], list) and out["tool_calls"]):
+            del out["tool_calls"]  # strict providers reject an empty array; the host drops the key
         carried, reasoning = wire_reasoning(message, echo_reasoning)
         if carried:
             out["reasoning_content"] = reasoning
@@ -436,10 +438,10 @@ class WireCache:
 def sanitize_request(messages: list[Message]) -> list[Message]:
     """List-level request sanitizers in the host's order.
 
-    Role allowlist; orphaned tool results dropped and unanswered tool calls stripped; thinking-only
-    assistant messages dropped; adjacent user messages merged (the first keeps its uid, the others
-    are recorded in ``_absorbed_message_uids``). Messages that need no change are returned as the
-    same objects. (The replay host keeps the same result up to date row by row:
+    Role allowlist; orphaned tool results dropped and unanswered tool calls answered with the host's
+    stub results; thinking-only assistant messages dropped; adjacent user messages merged (the first
+    keeps its uid, the others are recorded in ``_absorbed_message_uids``). Messages that need no
+    change are returned as the same objects. (The replay host keeps the same result up to date row by row:
     :class:`contextlab.host.sanitized.IncrementalSanitizer`.)
     """
     answered: set[str] = set()
@@ -448,8 +450,15 @@ def sanitize_request(messages: list[Message]) -> list[Message]:
         answers, calls = row_call_ids(m)
         answered.update(answers)
         called.update(calls)
-    kept = [sanitize_row(m, answered, called) for m in messages]
-    return list(_merge_adjacent_users([m for m in kept if m is not None]))
+    kept: list[Message] = []
+    for m in messages:
+        row = sanitize_row(m, answered, called)
+        if row is None:
+            continue
+        kept.append(row)
+        if row.get("role") == "assistant":
+            kept.extend(unanswered_call_stubs(row, answered))
+    return list(_merge_adjacent_users(kept))
 
 
 def row_call_ids(message: Message) -> tuple[list[str], list[str]]:
@@ -463,22 +472,41 @@ def row_call_ids(message: Message) -> tuple[list[str], list[str]]:
 
 
 def sanitize_row(message: Message, answered: set[str], called: set[str]) -> Message | None:
-    """One row after the role allowlist, the orphan rules and the thinking-only rule (None: dropped),
-    given every tool-result id (``answered``) and call id (``called``) of the request."""
+    """One row after the role allowlist, the orphan-result rule and the thinking-only rule (None:
+    dropped), given every tool-result id (``answered``) and call id (``called``) of the request.
+    An assistant row keeps its unanswered calls: :func:`unanswered_call_stubs` answers them."""
     if not isinstance(message, dict) or message.get("role") not in ROLES:
         return None
     if message.get("role") == "tool":
         call_id = message.get("tool_call_id")
         return message if call_id and str(call_id) in called else None
-    calls = tool_calls(message)
-    if calls and any(str(c.get("id", "")) not in answered for c in calls):
-        live = [c for c in calls if str(c.get("id", "")) in answered]
-        message = {k: v for k, v in message.items() if k != "tool_calls"}
-        if live:
-            message["tool_calls"] = live
-        elif not message.get("content"):
-            message["content"] = "(tool call removed)"
     return None if is_thinking_only(message) else message
+
+
+def unanswered_call_stubs(message: Message, answered: set[str]) -> list[Message]:
+    """The host's stand-in results for an assistant row's calls no tool row of the request answers,
+    sent right after the row, in call order (0.19.0 and newer upstream ``sanitize_api_messages``:
+    the request copy is never sent with a call left open, and the call itself is kept)."""
+    stubs: list[Message] = []
+    for call in tool_calls(message):
+        call_id = str(call.get("id", ""))
+        if call_id and call_id not in answered:
+            name = tool_call_name(call)
+            stubs.append(
+                {
+                    "role": "tool",
+                    "name": name if name.strip() else "invalid_tool_call",
+                    "content": _stub_text(),
+                    "tool_call_id": call_id,
+                }
+            )
+    return stubs
+
+
+def _stub_text() -> str:
+    from contextlab import hermes_texts  # read once, when a request first needs a stub
+
+    return hermes_texts.text("stub_tool_result")
 
 
 def is_user_text(message: Message) -> bool:
@@ -504,7 +532,10 @@ def _merge_adjacent_users(messages: list[Message]) -> Iterator[Message]:
 def merge_user_messages(first: Message, second: Message) -> Message:
     """Fold ``second`` into ``first`` as the host does: text joined, first uid kept, others absorbed."""
     merged = dict(first)
-    merged["content"] = f"{content_text(first)}\n\n{content_text(second)}"
+    before, after = content_text(first), content_text(second)
+    merged["content"] = (
+        f"{before}\n\n{after}" if before and after else before or after
+    )  # no separator for an empty side
     absorbed = list(first.get("_absorbed_message_uids") or [])
     if second.get("message_uid"):
         absorbed.append(second["message_uid"])

@@ -21,6 +21,9 @@ from contextlab.messages import (
     wire_message,
 )
 
+STUB = "[Result unavailable — see context summary above]"
+"""The host's stub result text (hermes-agent agent/agent_runtime_helpers.py sanitize_api_messages)."""
+
 
 def call(call_id: str, name: str = "read_file", args: str = '{"path": "a.py"}') -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
@@ -200,7 +203,9 @@ def test_violation_points_at_the_message() -> None:
     assert str(found[0]).startswith("message 1: empty_message")
 
 
-def test_sanitizer_drops_orphans_strips_unanswered_calls_and_merges_users() -> None:
+def test_sanitizer_drops_orphans_answers_unanswered_calls_and_merges_users() -> None:
+    # hermes-agent 0.19.0 and newer upstream sanitize_api_messages: an orphaned result is dropped, an
+    # unanswered call keeps its place and gets a stub result right after its row (docs/host-loop.md).
     request = [
         {"role": "system", "content": "s"},
         {"role": "tool", "tool_call_id": "ghost", "content": "orphan"},
@@ -209,14 +214,19 @@ def test_sanitizer_drops_orphans_strips_unanswered_calls_and_merges_users() -> N
         {"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2")]},
         {"role": "tool", "tool_call_id": "c1", "content": "r1"},
         {"role": "assistant", "content": "", "reasoning": "thinking only"},
-        {"role": "assistant", "content": None, "tool_calls": [call("c9")]},
+        {"role": "assistant", "content": None, "tool_calls": [call("c9", name="")]},
+        {"role": "user", "content": ""},
+        {"role": "user", "content": "c"},
     ]
     out = sanitize_request(request)
-    assert [m["role"] for m in out] == ["system", "user", "assistant", "tool", "assistant"]
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "tool", "tool", "assistant", "tool", "user"]
     assert out[1]["content"] == "a\n\nb"
     assert out[1]["message_uid"] == "1" * 32 and out[1]["_absorbed_message_uids"] == ["2" * 32]
-    assert [c["id"] for c in out[2]["tool_calls"]] == ["c1"]
-    assert out[4]["content"] == "(tool call removed)" and "tool_calls" not in out[4]
+    assert out[2] is request[4]  # the call that went unanswered stays
+    stub = {"role": "tool", "name": "read_file", "content": STUB, "tool_call_id": "c2"}
+    assert out[3] == stub and out[4] is request[5]  # the stub comes before the real results
+    assert out[6] == {**stub, "name": "invalid_tool_call", "tool_call_id": "c9"}  # a nameless call's stub
+    assert out[7]["content"] == "c"  # no separator next to an empty side
     assert not validate_messages(out)
 
 

@@ -1,7 +1,8 @@
 """The sanitized request, kept up to date row by row (``docs/performance.md``, "Adjacent user rows").
 
 :func:`contextlab.messages.sanitize_request` is a pass over the whole request: orphaned tool results
-dropped, unanswered calls stripped, thinking-only rows dropped, adjacent user rows merged. Once a
+dropped, unanswered calls answered with the host's stub results, thinking-only rows dropped, adjacent
+user rows merged. Once a
 history needs it (Claude Code logs routinely hold two user rows in a row), re-running it on every
 request makes a replay quadratic. This class produces the same list incrementally:
 
@@ -23,7 +24,7 @@ from typing import NamedTuple
 
 from contextlab.engine import Message
 from contextlab.host.growing import GrowingView
-from contextlab.messages import merge_user_messages, row_call_ids, sanitize_row
+from contextlab.messages import merge_user_messages, row_call_ids, sanitize_row, unanswered_call_stubs
 from contextlab.tokens import ExactCounter, RoughCounter
 
 _UNCOUNTED = (-1, -1)
@@ -52,7 +53,9 @@ class IncrementalSanitizer:
         self._inputs: list[Message] = []
         self._input_tokens: list[int] = []
         self._input_rough: list[int] = []
-        self._stage: list[Message | None] = []
+        # Each row as sent: itself, None (dropped), or a tuple (an assistant row, then the stub
+        # results of its unanswered calls).
+        self._stage: list[Message | tuple[Message, ...] | None] = []
         self._answered: set[str] = set()
         self._called: set[str] = set()
         # Rows whose rewrite may still change: by the id that would change it.
@@ -125,9 +128,14 @@ class IncrementalSanitizer:
             if calls and all(c in self._answered for c in calls):  # has calls: not thinking-only
                 self._stage[k] = wire
                 return
-        self._stage[k] = sanitize_row(wire, self._answered, self._called)
+        staged = sanitize_row(wire, self._answered, self._called)
+        self._stage[k] = staged
         if not isinstance(wire, dict):
             return
+        if staged is not None and role == "assistant":
+            stubs = unanswered_call_stubs(staged, self._answered)
+            if stubs:
+                self._stage[k] = (staged, *stubs)
         if wire.get("role") == "tool":
             call_id = wire.get("tool_call_id")
             if call_id and str(call_id) not in self._called:
@@ -178,6 +186,24 @@ class IncrementalSanitizer:
             checkpoint_pending[k] = (pending, counts)
             row = stage[k]
             if row is None:
+                continue
+            if isinstance(row, tuple):  # an assistant row and its stub results: never merged
+                if pending is not None:
+                    if counts is _UNCOUNTED:
+                        counts = self._merged_counts(pending)
+                    out.append(pending)
+                    out_tokens.append(counts[0])
+                    out_rough.append(counts[1])
+                    added_tokens += counts[0]
+                    added_rough += counts[1]
+                    pending = None
+                for part in row:
+                    tokens, rough = self._counts(part, k)
+                    out.append(part)
+                    out_tokens.append(tokens)
+                    out_rough.append(rough)
+                    added_tokens += tokens
+                    added_rough += rough
                 continue
             if row.get("role") == "user" and isinstance(row.get("content"), str):  # is_user_text, inlined
                 if pending is None:

@@ -518,3 +518,57 @@ def test_reasoning_on_the_wire_is_the_real_hosts(hermes_python: Path) -> None:
     assert found["routes"] > 900 and 300 < found["echoes"] < found["routes"]
     assert found["row_differ"] == []
     assert found["rows"] == 8000 and found["thinking_only"] > 100
+
+
+def test_the_request_sanitizers_are_the_real_hosts(hermes_python: Path) -> None:
+    """``sanitize_request`` over the wire rows against the real 0.19.0 pre-call sanitizers
+    (``sanitize_api_messages``, then ``drop_thinking_only_and_merge_users``) on random requests:
+    orphaned results dropped, unanswered calls answered with the host's stub right after their row,
+    thinking-only turns dropped and the user rows around them merged. Lists with adjacent user rows
+    before any drop are left out: 0.19.0 merges only after a drop, newer upstream (and contextlab)
+    always."""
+    found = run_python(
+        hermes_python,
+        r"""
+        import copy, json, random
+        from agent.agent_runtime_helpers import drop_thinking_only_and_merge_users, sanitize_api_messages
+        from contextlab.messages import sanitize_request, wire_message
+        rng = random.Random(20261206)
+        compared, stubbed, merged, differ = 0, 0, 0, []
+        for _ in range(3000):
+            rows, pending = [{"role": "system", "content": "sys"}], []
+            for b in range(rng.randint(1, 9)):
+                kind = rng.choice(["user", "user", "text", "calls", "calls", "thinking", "orphan"])
+                if kind == "user":
+                    rows.append({"role": "user", "content": rng.choice(["ask", "go on", "", "more"])})
+                elif kind == "text":
+                    rows.append({"role": "assistant", "content": "answer"})
+                elif kind == "thinking":
+                    rows.append({"role": "assistant", "content": "", "reasoning_details": [{"type": "t"}]})
+                elif kind == "orphan":
+                    rows.append({"role": "tool", "tool_call_id": f"ghost{b}", "content": "lost"})
+                else:
+                    ids = [f"c{b}_{i}" for i in range(rng.randint(1, 3))]
+                    calls = [{"id": i, "type": "function", "function": {"name": rng.choice(["read", "grep"]),
+                              "arguments": "{}"}} for i in ids]
+                    rows.append({"role": "assistant", "content": rng.choice(["", "let me look"]), "tool_calls": calls})
+                    rows += [{"role": "tool", "tool_call_id": i, "content": f"out {i}"} for i in ids
+                             if rng.random() < 0.7]
+            kept = [r for r in rows if not (r["role"] == "tool" and r["tool_call_id"].startswith("ghost"))]
+            if any(a["role"] == b["role"] == "user" for a, b in zip(kept, kept[1:])):
+                continue
+            theirs = drop_thinking_only_and_merge_users(sanitize_api_messages(copy.deepcopy(rows)))
+            theirs = [wire_message(m) for m in theirs]
+            ours = sanitize_request([wire_message(m) for m in rows])
+            ours = [{k: v for k, v in m.items() if not k.startswith("_")} for m in ours]
+            compared += 1
+            stubbed += any(m.get("content", "").startswith("[Result unavailable") for m in theirs)
+            merged += len(theirs) < len(rows) - sum(r["role"] == "tool" and r["tool_call_id"].startswith("ghost")
+                                                     for r in rows)
+            if ours != theirs:
+                differ.append([json.dumps(rows), json.dumps(theirs), json.dumps(ours)])
+        print(json.dumps({"compared": compared, "stubbed": stubbed, "merged": merged, "differ": differ[:2]}))
+        """,
+    )
+    assert found["differ"] == []
+    assert found["compared"] > 1000 and found["stubbed"] > 300 and found["merged"] > 100
