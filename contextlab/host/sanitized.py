@@ -109,7 +109,7 @@ class IncrementalSanitizer:
 
     def _mark(self, rows: tuple[int, ...] | list[int]) -> None:
         # The rewrite itself waits for the next fold: an assistant row's calls are usually answered
-        # by the rows fed right after it, so staging it now would build a stripped copy for nothing.
+        # by the rows fed right after it, so staging it now would build stub results for nothing.
         for row in rows:
             if self._dirty_from is None or row < self._dirty_from:
                 self._dirty_from = row

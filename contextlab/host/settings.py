@@ -105,4 +105,8 @@ class HostSettings:
             parts.append(f"engine_tools={self.engine_tools}")
         if self.usage_model != "exact":
             parts.append(f"usage={self.usage_model}")
+        if self.provider:  # the route (with the model, a column of its own) decides what reasoning is sent
+            parts.append(f"provider={self.provider}")
+        if self.base_url:
+            parts.append(f"base_url={self.base_url}")
         return ",".join(parts)

@@ -148,3 +148,10 @@ def test_the_history_keeps_what_each_rows_reasoning_adds_to_the_persisted_estima
         assert history.newest_thinking == 0
         history.replace(history.rows[2:])  # a replacement keeps the rows' figures
         assert history.stale_thinking_total == expected
+
+
+def test_runs_on_different_routes_are_told_apart() -> None:
+    plain, deepseek = replay(session()), replay(session(), provider="deepseek")
+    moonshot = replay(session(), base_url="https://api.moonshot.ai/v1")
+    labels = {result.summary["params"] for result in (plain, deepseek, moonshot)}
+    assert labels == {"ctx=200000", "ctx=200000,provider=deepseek", "ctx=200000,base_url=https://api.moonshot.ai/v1"}
