@@ -184,27 +184,14 @@ class IncrementalSanitizer:
         for k in range(start, len(inputs)):
             checkpoint_len[k] = len(out)
             checkpoint_pending[k] = (pending, counts)
-            row = stage[k]
-            if row is None:
+            staged = stage[k]
+            if staged is None:
                 continue
-            if isinstance(row, tuple):  # an assistant row and its stub results: never merged
-                if pending is not None:
-                    if counts is _UNCOUNTED:
-                        counts = self._merged_counts(pending)
-                    out.append(pending)
-                    out_tokens.append(counts[0])
-                    out_rough.append(counts[1])
-                    added_tokens += counts[0]
-                    added_rough += counts[1]
-                    pending = None
-                for part in row:
-                    tokens, rough = self._counts(part, k)
-                    out.append(part)
-                    out_tokens.append(tokens)
-                    out_rough.append(rough)
-                    added_tokens += tokens
-                    added_rough += rough
-                continue
+            stubs: tuple[Message, ...] = ()
+            if isinstance(staged, tuple):  # an assistant row and its stub results: never merged
+                row, stubs = staged[0], staged[1:]
+            else:
+                row = staged
             if row.get("role") == "user" and isinstance(row.get("content"), str):  # is_user_text, inlined
                 if pending is None:
                     # Counted when it is sent: the next row may merge into it.
@@ -232,6 +219,13 @@ class IncrementalSanitizer:
             out_rough.append(rough)
             added_tokens += tokens
             added_rough += rough
+            for stub in stubs:
+                tokens, rough = self._merged_counts(stub)  # content-memoized: one count per distinct stub
+                out.append(stub)
+                out_tokens.append(tokens)
+                out_rough.append(rough)
+                added_tokens += tokens
+                added_rough += rough
         self._out_tokens_sum += added_tokens
         self._out_rough_sum += added_rough
         self._pending, self._pending_counts = pending, counts
