@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-Message = dict[str, Any]
+from contextlab.engine import Message
 
 REASONING_PAD = " "
 """What an echo route gets for an assistant turn with no usable reasoning: a single space, as
@@ -139,7 +139,7 @@ def wire_reasoning(source: Message, echo: bool) -> tuple[bool, Any]:
     return True, REASONING_PAD
 
 
-def is_thinking_only(message: Message, drop_codex_reasoning_items: bool = True) -> bool:
+def is_thinking_only(message: Message) -> bool:
     """An assistant turn whose only payload is reasoning: no tool calls, no visible text (content
     blocks other than thinking and blank text count as payload), and reasoning text that is not
     blank, or a non-empty ``reasoning_details`` list, or a Responses reasoning item. The host
@@ -174,7 +174,7 @@ def is_thinking_only(message: Message, drop_codex_reasoning_items: bool = True) 
     details = message.get("reasoning_details")
     if isinstance(details, list) and details:
         return True
-    items = message.get("codex_reasoning_items")
-    if drop_codex_reasoning_items and isinstance(items, list):
+    items = message.get("codex_reasoning_items")  # dropped unless the route is the Responses API (not replayed)
+    if isinstance(items, list):
         return any(isinstance(item, dict) and item.get("type") == "reasoning" for item in items)
     return False

@@ -144,6 +144,8 @@ def test_bench_and_check_and_engines_take_the_config(tmp_path: Path, capsys: pyt
         ("compression:\n  threshold: 7\n", "compression.threshold must be a fraction in (0, 1]"),
         ("compression:\n  enabled: 'no'\n", "compression.enabled must be a boolean"),
         ("model:\n  context_length: 12.5\n", "model.context_length must be a number"),
+        ("model:\n  base_url: 8080\n", "model.base_url must be a string, got int"),
+        ("model:\n  provider: [deepseek]\n", "model.provider must be a string, got list"),
         ("compression: [1, 2]\n", "'compression' must be a mapping"),
         ("context:\n  engine: 5\n", "context.engine must be a non-empty string"),
         ("context: {engine: [\n", "invalid YAML"),
@@ -155,6 +157,19 @@ def test_a_bad_config_is_one_line_naming_the_key(tmp_path: Path, text: str, mess
     with pytest.raises(ConfigError) as caught:
         load_host_config(config)
     assert message in str(caught.value) and str(config) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_bad_route_in_the_config_is_one_line_exit_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("model:\n  provider: deepseek\n  base_url: [https://api.deepseek.com]\n")
+    out = tmp_path / "trace.parquet"
+    assert main(["replay", "datasets/coding-agent-short.jsonl.gz", "--config", str(config), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "model.base_url must be a string, got list" in err and str(config) in err
+    assert "\n" not in err and "Traceback" not in err
+    assert not out.exists()
 
 
 def test_an_empty_engine_is_the_compressor_as_in_the_host(tmp_path: Path) -> None:

@@ -129,4 +129,5 @@ def test_thinking_only_is_judged_on_the_request_copy() -> None:
     assert is_thinking_only({"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}], "reasoning": "t"})
     assert not is_thinking_only({"role": "assistant", "content": [{"type": "image_url"}], "reasoning": "t"})
     codex = {"role": "assistant", "content": "", "codex_reasoning_items": [{"type": "reasoning"}]}
-    assert is_thinking_only(codex) and not is_thinking_only(codex, drop_codex_reasoning_items=False)
+    assert is_thinking_only(codex)
+    assert not is_thinking_only({**codex, "codex_reasoning_items": [{"type": "message"}]})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import lru_cache
+from typing import NamedTuple
 
 from contextlab.engine import (
     Message,
@@ -203,36 +204,6 @@ def last_assistant_index(messages: list[Message]) -> int:
     return -1
 
 
-def walk_cost_list(messages: list[Message], *, ceil: bool, charge_all_thinking: bool) -> list[int]:
-    """Every row's cost under :func:`walk_costs` (a list, for the tail cut's two walks)."""
-    if not ceil:
-        return [message_budget_tokens_floor(m) for m in messages]
-    if charge_all_thinking:
-        return [message_budget_tokens(m) for m in messages]
-    newest = last_assistant_index(messages)
-    return [message_budget_tokens(m, i == newest) for i, m in enumerate(messages)]
-
-
-WalkCost = Callable[[int], int]
-"""A tail walk's cost of the row at an index of the list it walks."""
-
-
-def walk_costs(messages: list[Message], *, ceil: bool, charge_all_thinking: bool) -> WalkCost:
-    """Per-row costs for the tail walks (the pruning boundary and the tail cut) over ``messages``.
-
-    ``ceil`` picks the rule generation's estimate (:func:`budget_estimator`). With the newest
-    estimate, reasoning is charged on every row only when ``charge_all_thinking`` (the route sends
-    old turns' reasoning again: ``contextlab.reasoning.stale_thinking_reaches_wire``); otherwise on
-    the newest assistant row alone, as the request will carry it.
-    """
-    if not ceil:
-        return lambda i: message_budget_tokens_floor(messages[i])
-    if charge_all_thinking:
-        return lambda i: message_budget_tokens(messages[i])
-    newest = last_assistant_index(messages)
-    return lambda i: message_budget_tokens(messages[i], i == newest)
-
-
 def _serialized_length(value: object) -> int:
     """Upstream ``_serialized_length_for_budget``: a string's length, else its sorted-key JSON's."""
     if value is None or value == "":
@@ -266,6 +237,48 @@ BudgetEstimate = Callable[[Message], int]
 def budget_estimator(ceil: bool) -> BudgetEstimate:
     """The tail-walk estimate of a rule generation (``HermesRules.budget_estimate_ceil``)."""
     return message_budget_tokens if ceil else message_budget_tokens_floor
+
+
+def _without_stale_thinking(message: Message) -> int:
+    return message_budget_tokens(message, charge_stale_thinking=False)
+
+
+class WalkRule(NamedTuple):
+    """How the tail walks (the pruning boundary and the tail cut) price a list's rows: ``estimate``
+    for every row but ``full_row``, charged with its reasoning (-1: none)."""
+
+    estimate: BudgetEstimate
+    full_row: int = -1
+
+    def cost(self, messages: list[Message], i: int) -> int:
+        """The walk's cost of row ``i``."""
+        return message_budget_tokens(messages[i]) if i == self.full_row else self.estimate(messages[i])
+
+    def costs(self, messages: list[Message]) -> list[int]:
+        """Every row's cost, in one pass."""
+        costs = [self.estimate(m) for m in messages]
+        if self.full_row >= 0:
+            costs[self.full_row] = message_budget_tokens(messages[self.full_row])
+        return costs
+
+
+CHARGE_EVERY_ROW = WalkRule(message_budget_tokens)
+"""The newest estimate on every row, reasoning included (an echo route's walk)."""
+
+
+def walk_rule(messages: list[Message], *, ceil: bool, charge_all_thinking: bool) -> WalkRule:
+    """The tail walks' pricing of ``messages``.
+
+    ``ceil`` picks the rule generation's estimate (:func:`budget_estimator`). With the newest
+    estimate, reasoning is charged on every row only when ``charge_all_thinking`` (the route sends
+    old turns' reasoning again: ``contextlab.reasoning.stale_thinking_reaches_wire``); otherwise on
+    the newest assistant row alone, as the request will carry it.
+    """
+    if not ceil:
+        return WalkRule(message_budget_tokens_floor)
+    if charge_all_thinking:
+        return CHARGE_EVERY_ROW
+    return WalkRule(_without_stale_thinking, last_assistant_index(messages))
 
 
 IMAGE_TOKENS_ROUGH_0_19_0 = 1_500

@@ -319,11 +319,11 @@ class CompressorEngine(ContextEngine):
 
     def _bounds(self, messages: list[Message]) -> tuple[int, int]:
         start = boundaries.align_forward(messages, self.head_size(messages))
-        costs = budgets.walk_cost_list(
+        costs = budgets.walk_rule(
             messages,
             ceil=self.rules.budget_estimate_ceil,
             charge_all_thinking=self._stale_thinking_on_wire or not self.rules.newest_turn_thinking,
-        )
+        ).costs(messages)
         end = boundaries.tail_cut_by_tokens(
             messages,
             start,

@@ -25,11 +25,12 @@ from contextlab.engine import Message
 from contextlab.engines.compressor import tool_summary
 from contextlab.engines.compressor.assembly import is_blank_user
 from contextlab.engines.compressor.budgets import (
+    CHARGE_EVERY_ROW,
     BudgetEstimate,
-    WalkCost,
+    WalkRule,
     budget_estimator,
     message_budget_tokens,
-    walk_costs,
+    walk_rule,
 )
 from contextlab.engines.compressor.rules import NEWEST, HermesRules
 
@@ -61,18 +62,16 @@ def protected_tail_start(
     tokens: int | None,
     *,
     floor_cap: int | None = PROTECT_MIN_MESSAGES,
-    cost: WalkCost | None = None,
+    rule: WalkRule = CHARGE_EVERY_ROW,
 ) -> int:
     """Index where the protected tail starts (upstream ``_prune_old_tool_results``' boundary).
 
     With a token budget, walk backward accumulating the per-message budget estimate; the row that
     breaks the budget is itself protected, and at least ``min(count, len, floor_cap)`` messages are
     (no cap when ``floor_cap`` is None, as in 0.19.0). Without a budget, protect the last ``count``.
-    ``cost`` prices the row at an index (:func:`budgets.walk_costs`; default: the newest estimate,
-    reasoning charged on every row).
+    ``rule`` prices the rows (:func:`budgets.walk_rule`; default: the newest estimate, reasoning
+    charged on every row).
     """
-    if cost is None:
-        cost = walk_costs(messages, ceil=True, charge_all_thinking=True)
     n = len(messages)
     if tokens is None or tokens <= 0:
         return max(0, n - max(0, count))
@@ -80,7 +79,7 @@ def protected_tail_start(
     acc = 0
     boundary = n
     for i in range(n - 1, -1, -1):
-        row_cost = cost(i)
+        row_cost = rule.cost(messages, i)
         if acc + row_cost > tokens and n - i >= floor:
             boundary = i
             break
@@ -329,17 +328,17 @@ def prune_tool_outputs(
 
     Pass 4 runs only with a token budget (the ``compress`` path) and when ``rules`` has it.
     ``stale_thinking_on_wire``: the route sends old turns' reasoning again, so the boundary walk
-    charges it on every row (:func:`budgets.walk_costs`)."""
+    charges it on every row (:func:`budgets.walk_rule`)."""
     work = list(messages)
     estimate = budget_estimator(rules.budget_estimate_ceil)
     before = sum(estimate(m) for m in work)
-    cost = walk_costs(
+    walk = walk_rule(
         work,
         ceil=rules.budget_estimate_ceil,
         charge_all_thinking=stale_thinking_on_wire or not rules.newest_turn_thinking,
     )
     boundary = protected_tail_start(
-        work, protect_tail_count, protect_tail_tokens, floor_cap=rules.prune_floor_cap, cost=cost
+        work, protect_tail_count, protect_tail_tokens, floor_cap=rules.prune_floor_cap, rule=walk
     )
     changed_at: set[int] = set()
 

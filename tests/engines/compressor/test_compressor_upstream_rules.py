@@ -454,19 +454,16 @@ def test_the_tail_walk_charges_reasoning_on_the_newest_turn_unless_the_route_ech
 
     rows = _reasoning_session()
     newest = len(rows) - 1
-    strict = budgets.walk_costs(rows, ceil=True, charge_all_thinking=False)
-    echo = budgets.walk_costs(rows, ceil=True, charge_all_thinking=True)
-    assert echo(2) - strict(2) == len("think " * 1_400) // 4  # an old turn's thought: echo route only
-    assert strict(newest) == echo(newest) > budgets.message_budget_tokens(rows[newest], charge_stale_thinking=False)
-    assert [strict(i) for i in range(len(rows)) if rows[i]["role"] == "tool"] == [
-        echo(i) for i in range(len(rows)) if rows[i]["role"] == "tool"
-    ]
-
+    strict_rule = budgets.walk_rule(rows, ceil=True, charge_all_thinking=False)
+    strict, echo = strict_rule.costs(rows), budgets.walk_rule(rows, ceil=True, charge_all_thinking=True).costs(rows)
+    assert echo[2] - strict[2] == len("think " * 1_400) // 4  # an old turn's thought: echo route only
+    assert strict[newest] == echo[newest] > budgets.message_budget_tokens(rows[newest], charge_stale_thinking=False)
+    tools = [i for i, m in enumerate(rows) if m["role"] == "tool"]
+    assert [strict[i] for i in tools] == [echo[i] for i in tools]
     for ceil in (True, False):
         for charge_all in (True, False):
-            cost = budgets.walk_costs(rows, ceil=ceil, charge_all_thinking=charge_all)
-            listed = budgets.walk_cost_list(rows, ceil=ceil, charge_all_thinking=charge_all)
-            assert listed == [cost(i) for i in range(len(rows))]
+            rule = budgets.walk_rule(rows, ceil=ceil, charge_all_thinking=charge_all)
+            assert rule.costs(rows) == [rule.cost(rows, i) for i in range(len(rows))]  # one pass or row by row
 
     def tail_start(rules: str, **route: str) -> int:
         engine = CompressorEngine(hermes_rules=rules, protect_last_n=4)
@@ -477,8 +474,8 @@ def test_the_tail_walk_charges_reasoning_on_the_newest_turn_unless_the_route_ech
     assert tail_start("newest", provider="deepseek") == tail_start("0.19.0")
     assert tail_start("0.19.0") == tail_start("0.19.0", provider="deepseek")  # 0.19.0 charged every row
     budget = 10_000
-    assert pruning.protected_tail_start(rows, 4, budget, cost=strict) < pruning.protected_tail_start(
-        rows, 4, budget, cost=echo
+    assert pruning.protected_tail_start(rows, 4, budget, rule=strict_rule) < pruning.protected_tail_start(
+        rows, 4, budget
     )
 
 
