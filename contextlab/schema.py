@@ -146,6 +146,12 @@ HOST_TRACE = _cols(
         ),
         ("engine_tool_results", "int", "count", "engine-tool results answered live by `handle_tool_call`"),
         ("session_event", "str", "", "`new` / `reset` on the first request after a `/new` or `/reset`"),
+        (
+            "history_repairs",
+            "int",
+            "count",
+            "the host's repairs of its own history before this request (arguments, merged or dropped rows)",
+        ),
     ),
 )
 """The host's trace columns, in frame order (``contextlab.host.replay``)."""
@@ -270,6 +276,7 @@ _COUNTS = _cols(
         ("responses_without_usage", "int", "count", "sent requests whose response had no usage"),
         ("engine_tool_results", "int", "count", "engine-tool results answered live"),
         ("session_boundaries", "int", "count", "`/new` and `/reset` boundaries"),
+        ("history_repairs", "int", "count", "sum of `history_repairs`"),
     ),
 )
 _CACHE_SUMMARY_ROWS: tuple[tuple[str, DType, Unit, str], ...] = (
@@ -584,6 +591,7 @@ class RunSummary:
     responses_without_usage: int = 0
     engine_tool_results: int = 0
     session_boundaries: int = 0
+    history_repairs: int = 0
     observed: dict[str, Any] = field(default_factory=dict)
     """Observer and measurement keys (cache, probes, diagnostics), in the order they were added."""
     wall_s: float | None = None

@@ -4,8 +4,9 @@ The host rewrites the ``function.arguments`` string of every tool call on a requ
 messages (``docs/host-loop.md``, *Tool-call arguments*): JSON that parses is written back with sorted
 keys, no spaces and non-ASCII characters escaped, so equal arguments are equal bytes request after
 request; a string that does not parse (a truncated or sloppy model output) is repaired, and one that
-cannot be repaired is sent as ``{}`` so the request is still accepted. The history keeps the
-recorded string. Rules: hermes-agent ``agent/conversation_loop.py``
+cannot be repaired is sent as ``{}`` so the request is still accepted. (The host's own history
+never holds such a string by then: its repair writes ``{}`` over it first, ``contextlab.host.repair``;
+what reaches this path is a row an engine wrote.) Rules: hermes-agent ``agent/conversation_loop.py``
 (``_canonicalize_tool_call_arguments``, ``_canonicalize_api_tool_calls``) and
 ``agent/message_sanitization.py`` (``_repair_tool_call_arguments`` and its helpers).
 """

@@ -233,7 +233,10 @@ class Handoff:
         text = f"{SUMMARY_PREFIX} {SUMMARY_LEAD}\n\n{body.strip()}\n\n{SUMMARY_END}"
         if restated:
             text += f"\n\n{RESTATED}\n{restated}"
-        carrier: Message = {"role": "user", "content": text, CARRIER_FLAG: True}
+        # One text part, not a string: the host merges two adjacent user rows of string content in its
+        # own history before each request (docs/host-loop.md, History repair), which would fold the
+        # carrier into the first user ask before it (or the next ask into the carrier) and lose it.
+        carrier: Message = {"role": "user", "content": [{"type": "text", "text": text}], CARRIER_FLAG: True}
         # Engine-authored rows may pre-stamp their uid; the host writes it through.
         carrier["message_uid"] = parts.engine_uid("summary", text)
         if absorbed:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from contextlab.engine import Message
 from contextlab.host.growing import GrowingView
 from contextlab.host.memo import MessageMemo
+from contextlab.host.repair import Repair, RepairWatch, repair_history
 from contextlab.host.sanitized import Emitted, IncrementalSanitizer
 from contextlab.messages import StructureTracker, clone_messages
 
@@ -51,7 +52,9 @@ class WorkingHistory:
             wire = memo.wire({"role": "system", "content": system_prompt})
             self._prefix_wires = [wire]
         self.version = 0
-        """Incremented whenever the history is replaced (a committed compaction or prune)."""
+        """Incremented whenever the history is replaced (a committed pass, a new session, a repair)."""
+        self.commits = 0
+        """Incremented whenever something other than the host's own repair replaces the history."""
         self._rows: list[Message] = []
         self._shared = False
         self._views: EngineViews | None = None
@@ -85,10 +88,11 @@ class WorkingHistory:
         self._shared = True
         return self._rows
 
-    def replace(self, rows: list[Message]) -> None:
+    def replace(self, rows: list[Message], *, repair: bool = False) -> None:
         """Adopt a whole new history (rows must already be host-owned copies).
 
         Rows that are the very objects of the current history keep their per-row results.
+        ``repair``: the host's own repair (:meth:`repair`), which is not a commit.
         """
         old = {id(row): i for i, row in enumerate(self._rows)} if self._rows else {}
         old_rows = self._rows
@@ -106,6 +110,7 @@ class WorkingHistory:
         self._index: dict[int, int] = {}
         self._last_user = -1
         self.structure = StructureTracker()
+        self._watch = RepairWatch()  # the host's messages list holds no system row: not fed one
         self._sanitizer: IncrementalSanitizer | None = None
         if self._system_prompt:
             self.structure.feed({"role": "system", "content": self._system_prompt})
@@ -116,6 +121,20 @@ class WorkingHistory:
             else:
                 self._add(row)
         self.version += 1
+        if not repair:
+            self.commits += 1
+
+    def repair(self, marker: str) -> Repair | None:
+        """Repair the history as the host does before each request (:mod:`contextlab.host.repair`);
+        None when the host would change nothing (known per row as rows are added, so this is O(1))."""
+        if not self._watch.dirty:
+            return None
+        result = repair_history(self._rows, marker)
+        if not result.changed:
+            self._watch.dirty = False
+            return None
+        self.replace(result.rows, repair=True)
+        return result
 
     def _add(self, row: Message, wire: Message | None = None, exact: int = -1, rough: int = -1) -> None:
         if wire is None:
@@ -141,6 +160,7 @@ class WorkingHistory:
         # The host estimates the request it is about to send, so the rough figures are of wire forms.
         self._rough_cumulative.append(self._rough_cumulative[-1] + rough)
         self.structure.feed(row)
+        self._watch.feed(row)
         if self._sanitizer is not None:
             self._sanitizer.feed(wire, exact, rough)
 

@@ -40,7 +40,9 @@ class RequestView:
         history_version: How many times the host has replaced the working history so far (each
             committed compaction, prune or micro pass, and each session reset): when it differs
             from the previous request's, the history was rewritten in between, whatever rows the
-            rewrite kept.
+            rewrite kept. The host's own repair of its history before a request (merged or
+            dropped rows, ``docs/host-loop.md`` §History repair) is not counted: its rows show
+            as changed messages after the shared prefix.
     """
 
     turn: int

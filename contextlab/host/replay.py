@@ -19,6 +19,7 @@ from operator import eq, is_not
 from typing import Any
 
 from contextlab import clock as vclock
+from contextlab import hermes_texts
 from contextlab.engine import ContextEngine, Message, hook, overrides
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.engine_tools import EngineToolRouter, tool_names
@@ -95,6 +96,7 @@ class ReplayHost:
         self.memo = MessageMemo(self.exact, RoughCounter(), echo_reasoning=self.echo_reasoning)
         self.runner = CompactionRunner(engine, settings.compress_timeout_s)
         self.minter = UidMinter(settings.seed)
+        self._corruption_marker = hermes_texts.text("corrupted_arguments_marker")
         self.clock = vclock.VirtualClock()
         self.system_prompt = settings.system_prompt if settings.system_prompt is not None else transcript.system_prompt
         self.assembler = RequestAssembler(engine, self.memo, self.system_prompt, strict=settings.strict_select_context)
@@ -132,6 +134,7 @@ class ReplayHost:
         self._last_outcome = ""  # outcome of the latest compaction pass
         self._row_invalid = 0  # malformed engine results since the last trace row
         self._row_session: str | None = None  # "/new" or "/reset" before this row's turn
+        self._row_repairs = 0  # the host's repairs of its history since the last trace row
         self._previous: tuple[Sequence[Message], list[dict[str, Any]], int, int] | None = None
         self.rows: list[dict[str, Any]] = []
         self.compaction_rows: list[dict[str, Any]] = []
@@ -452,6 +455,7 @@ class ReplayHost:
             self._unsent(turn, step, phase, None)
             return None
         while True:
+            self._repair_history()
             request = self._assemble()
             rough = self._rough_of_request(request)
             pressure = self._pressure() if self._anchor is not None else max(rough, self._real_floor)
@@ -482,6 +486,7 @@ class ReplayHost:
             self._attempts += 1
             if not self._compact("overflow", prompt, force=True):
                 break
+            self._repair_history()
             request = self._assemble()
             rough = self._rough_of_request(request)
             pressure = rough
@@ -526,7 +531,7 @@ class ReplayHost:
                 transcript_index=step.assistant_index,
                 prefix_messages=prefix_messages,
                 completion_tokens=completion,
-                history_version=self.working.version,
+                history_version=self.working.commits,  # a repair is not a rewrite by the engine
             )
             for observer in self.observers:
                 row.update(observer.observe(view))
@@ -625,11 +630,13 @@ class ReplayHost:
             "invalid_results": invalid + self._row_invalid,
             "engine_tool_results": 0,
             "session_event": self._row_session,
+            "history_repairs": self._row_repairs,
         }
 
     def _reset_row_state(self) -> None:
         self._row_triggers, self._row_pruned = [], False
         self._row_invalid, self._row_session = 0, None
+        self._row_repairs = 0
         self._request_index += 1
 
     def _answer_engine_tools(self, assistant: Message, results: list[Message]) -> tuple[list[Message], int]:
@@ -881,6 +888,20 @@ class ReplayHost:
         result = PassResult("changed", out, 0, elapsed)
         self._record_pass("micro", None, "committed", None, before, new, rough_before, rough_after, result)
         self._commit(new, "micro")
+
+    def _repair_history(self) -> None:
+        """The host's repair of its persisted history, run before each request is built (not before
+        a retry, which resends the request built once; ``docs/host-loop.md`` §History repair)."""
+        repair = self.working.repair(self._corruption_marker)
+        if repair is None:
+            return
+        stamp_identity(self.working.peek(), self.minter, start=repair.first_changed)
+        self._row_repairs += repair.repairs
+        if self._anchor is not None and repair.first_changed < self._anchor[1] - 1:
+            # The priced rows changed (the newest reply itself is not priced: the anchor's
+            # completion covers it), so the usage no longer describes them: fall back, as the
+            # host's fingerprinted anchor does.
+            self._anchor = None
 
     def _engine_copy(self) -> list[Message]:
         """The engine's private copy of the history (per-row copies reused while pristine)."""

@@ -312,6 +312,7 @@ HOST_LOOP_COUNTS: tuple[str, ...] = (
     "responses_without_usage",
     "engine_tool_results",
     "session_boundaries",
+    "history_repairs",
 )
 """Summary keys of :func:`host_loop_counts`."""
 
@@ -347,6 +348,7 @@ def _host_loop_counts(columns: _Columns, compactions: pd.DataFrame) -> dict[str,
         "responses_without_usage": no_usage,
         "engine_tool_results": columns.coerced_total("engine_tool_results"),
         "session_boundaries": boundaries,
+        "history_repairs": columns.coerced_total("history_repairs"),
     }
 
 

@@ -4,9 +4,11 @@ The probe records, per request, the *segment* the break hit (``system``, ``tools
 ``user``, ``assistant``, ``tool_result``), its message position and the tokens of the previous
 request it invalidated. After the run the trace's own flags give the *cause*, first match wins:
 system prompt change, tool schema change (``engine_tool`` when the changed names are the engine's),
-compaction (a committed non-prune pass before this request), prune, ``select_context``, else ``host``
-(a sanitizer rewrite). The cost is priced under the run's first cache profile: every invalidated
-token was a cache read at the previous request and is now paid at the write (or input) rate.
+compaction (a committed non-prune pass before this request), prune, ``history_repair`` (the host
+merged or dropped rows of its history, or rewrote tool-call arguments, before this request),
+``select_context``, else ``host`` (a sanitizer rewrite). The cost is priced under the run's first
+cache profile: every invalidated token was a cache read at the previous request and is now paid
+at the write (or input) rate.
 """
 
 from __future__ import annotations
@@ -15,20 +17,23 @@ import math
 
 import pandas as pd
 
-CAUSES = ("system_prompt", "tool_schema", "compaction", "prune", "select_context", "host")
+CAUSES = ("system_prompt", "tool_schema", "compaction", "prune", "history_repair", "select_context", "host")
 
 
 def attribute_breaks(trace: pd.DataFrame, price: tuple[float, float, float] | None) -> list[str | None]:
     """Add ``break_cause`` and ``break_cost_usd`` to ``trace`` in place (NaN cost when unpriced);
     returns the causes, request by request (None: no break)."""
     # Plain lists (one C-level conversion per column): iterating Series boxes every value.
+    # A trace written before the host repaired its history has no repairs column: none happened.
+    repairs = trace["history_repairs"].fillna(0).tolist() if "history_repairs" in trace else [0] * len(trace)
     causes: list[str | None] = [
-        _cause(segment, bool(compressed), trigger, bool(pruned), bool(selected))
-        for segment, compressed, trigger, pruned, selected in zip(
+        _cause(segment, bool(compressed), trigger, bool(pruned), bool(repaired), bool(selected))
+        for segment, compressed, trigger, pruned, repaired, selected in zip(
             trace["break_segment"].tolist(),
             trace["compressed"].tolist(),
             trace["compress_trigger"].tolist(),
             trace["pruned"].tolist(),
+            repairs,
             trace["select_context_used"].tolist(),
             strict=True,
         )
@@ -43,7 +48,9 @@ def attribute_breaks(trace: pd.DataFrame, price: tuple[float, float, float] | No
     return causes
 
 
-def _cause(segment: object, compressed: bool, trigger: object, pruned: bool, selected: bool) -> str | None:
+def _cause(
+    segment: object, compressed: bool, trigger: object, pruned: bool, repaired: bool, selected: bool
+) -> str | None:
     if not isinstance(segment, str):
         return None
     if segment == "system":
@@ -55,6 +62,8 @@ def _cause(segment: object, compressed: bool, trigger: object, pruned: bool, sel
         return "compaction"
     if pruned:
         return "prune"
+    if repaired:
+        return "history_repair"
     if selected:
         return "select_context"
     return "host"

@@ -572,3 +572,90 @@ def test_the_request_sanitizers_are_the_real_hosts(hermes_python: Path) -> None:
     )
     assert found["differ"] == []
     assert found["compared"] > 1000 and found["stubbed"] > 300 and found["merged"] > 100
+
+
+def test_the_history_repair_is_the_real_hosts(hermes_python: Path) -> None:
+    """``repair_history`` against the real 0.19.0 repair the loop runs on its persisted history
+    before each request (``sanitize_tool_call_arguments``, then ``repair_message_sequence``), on
+    random histories: arguments that are not JSON or are blank, results marked or added, adjacent
+    assistant rows (Codex interims, verification candidates), stray and duplicate results, adjacent
+    user rows (text, lists, ``None``, ``api_content``). The rows, the host's repair count, the
+    watch's verdict and the rows given (never changed) are all compared."""
+    found = run_python(
+        hermes_python,
+        r"""
+        import copy, json, random
+        from agent.agent_runtime_helpers import repair_message_sequence, sanitize_tool_call_arguments
+        from contextlab import hermes_texts
+        from contextlab.host.repair import RepairWatch, repair_history
+        marker = hermes_texts.text("corrupted_arguments_marker")
+        rng = random.Random(20261206)
+        kinds = ["user", "user", "user_list", "user_none", "text", "text", "interim", "candidate",
+                 "calls", "calls", "calls", "orphan", "duplicate", "system"]
+        arguments = ['{"path": "a.py"}', "{}", "", None, "  ", '{"path": "a.py"', "not json", '{"x": 1,}']
+        compared = repaired = clean = 0
+        seen = set()
+        differ = []
+        for _ in range(4000):
+            rows, last_ids = [], []
+            for b in range(rng.randint(1, 10)):
+                kind = rng.choice(kinds)
+                if kind == "user":
+                    row = {"role": "user", "content": rng.choice(["ask", "go on", "", "more"])}
+                    if rng.random() < 0.2:
+                        row["api_content"] = "sent " + row["content"]
+                    rows.append(row)
+                elif kind == "user_list":
+                    rows.append({"role": "user", "content": [{"type": "text", "text": "see"}]})
+                elif kind == "user_none":
+                    rows.append({"role": "user", "content": None})
+                elif kind in ("text", "interim", "candidate"):
+                    row = {"role": "assistant", "content": rng.choice(["answer", " padded ", "", None])}
+                    if kind == "interim":
+                        row["finish_reason"] = "incomplete"
+                    elif kind == "candidate":
+                        row["finish_reason"] = "verification_required"
+                    if rng.random() < 0.3:
+                        row["reasoning_content"] = rng.choice(["", "think"])
+                    rows.append(row)
+                elif kind == "orphan":
+                    ghost = rng.choice([f"ghost{b}", None, ""])
+                    rows.append({"role": "tool", "tool_call_id": ghost, "content": "lost"})
+                elif kind == "duplicate" and last_ids:
+                    rows.append({"role": "tool", "tool_call_id": rng.choice(last_ids), "content": "again"})
+                elif kind == "system":
+                    rows.append({"role": "system", "content": "note"})
+                else:
+                    last_ids = [f"c{b}_{i}" for i in range(rng.randint(1, 3))]
+                    calls = [{"id": i, "type": "function", "function": {"name": rng.choice(["read", "grep", None]),
+                              "arguments": rng.choice(arguments)}} for i in last_ids]
+                    for call in calls:
+                        if call["function"]["name"] is None and rng.random() < 0.5:
+                            del call["function"]["name"]  # the host names such a call's result ""
+                    rows.append({"role": "assistant", "content": rng.choice(["", "let me look", None]),
+                                 "tool_calls": calls})
+                    for i in last_ids:
+                        if rng.random() < 0.75:
+                            rows.append({"role": "tool", "tool_call_id": i,
+                                         "content": rng.choice(["out", "", None, [{"type": "text", "text": "t"}]])})
+            given = copy.deepcopy(rows)
+            theirs = copy.deepcopy(rows)
+            count = sanitize_tool_call_arguments(theirs) + repair_message_sequence(None, theirs)
+            ours = repair_history(rows, marker)
+            watch = RepairWatch()
+            for row in rows:
+                watch.feed(row)
+            compared += 1
+            repaired += theirs != given
+            clean += theirs == given
+            seen.update(k for k in ("arguments", "blank_arguments", "merged_assistants", "dropped_results",
+                                    "merged_users") if getattr(ours, k))
+            if ours.rows != theirs or ours.repairs != count or watch.dirty != (theirs != given) or rows != given:
+                differ.append([json.dumps(given), json.dumps(theirs), json.dumps(ours.rows), count, ours.repairs])
+        print(json.dumps({"compared": compared, "repaired": repaired, "clean": clean, "seen": sorted(seen),
+                          "differ": differ[:2]}))
+        """,
+    )
+    assert found["differ"] == []
+    assert found["compared"] == 4000 and found["repaired"] > 1000 and found["clean"] > 300
+    assert found["seen"] == ["arguments", "blank_arguments", "dropped_results", "merged_assistants", "merged_users"]

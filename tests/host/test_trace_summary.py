@@ -33,6 +33,7 @@ def _trace() -> pd.DataFrame:
             "invalid_results": [0, 0, 0, 1, 0],
             "engine_tool_results": [0, 0, 0, 0, 1],
             "session_event": [None, None, None, "resume", None],
+            "history_repairs": [0, 2, 0, 1, 0],
         }
     )
 
@@ -73,6 +74,7 @@ def test_host_loop_counts_agree_on_typed_and_saved_columns() -> None:
         "responses_without_usage": 2,  # rows 1 and 4 (row 2 was never sent)
         "engine_tool_results": 1,
         "session_boundaries": 1,
+        "history_repairs": 3,
     }
     assert host_loop_counts(_trace(), _compactions()) == expected
     assert host_loop_counts(_as_saved(_trace()), _compactions()) == expected

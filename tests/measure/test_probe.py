@@ -120,15 +120,18 @@ def test_faithfulness_flags_invented_ids_and_status_upgrades() -> None:
 
 
 class RestatingEngine(SummarizingEngine):
-    """SummarizingEngine that also writes the first user ask again, word for word, after its
-    summary (as the host restores the newest user turn after a compaction)."""
+    """SummarizingEngine that also writes the first user ask again, word for word, before its
+    summary (as the host restores a user turn around a compaction). The copy is a text part, so the
+    host's history repair leaves it a row of its own (it merges adjacent user rows with string
+    content only) and merges the summary with what follows it as it does the plain summarizer's."""
 
     def compress(self, messages: list[Message], *args: Any, **kwargs: Any) -> list[Message]:
         kept = super().compress(messages, *args, **kwargs)
         if kept is messages:
             return messages
-        ask = next(m for m in messages if m.get("role") == "user")
-        return [kept[0], {"role": "user", "content": ask["content"]}, *kept[1:]]
+        if not hasattr(self, "ask"):  # the session's first ask, restated at every compaction
+            self.ask = next(m["content"] for m in messages if m.get("role") == "user")
+        return [{"role": "user", "content": [{"type": "text", "text": self.ask}]}, *kept]
 
 
 def test_a_verbatim_copy_of_a_given_row_is_no_summary() -> None:

@@ -205,8 +205,9 @@ def test_a_replay_of_a_stored_file_scans_only_rows_it_sends_differently(
     kind: str, store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Extraction scans every row as a replay sends it (its wire form) and stores the answers, so a
-    later `passthrough` replay of the file, which sends every row as it is, scans none of them again
-    (only the system prompt, which is no transcript row)."""
+    later `passthrough` replay of the file, which sends every row as it is, scans none of them again:
+    only the system prompt, which is no transcript row, and the one row the host's history repair
+    wrote (the session's two adjacent assistant rows, merged: docs/host-loop.md §History repair)."""
     from contextlab.measure import scan
 
     session = load_dataset("coding-agent-short")
@@ -221,5 +222,7 @@ def test_a_replay_of_a_stored_file_scans_only_rows_it_sends_differently(
         return matched(self, payload)
 
     monkeypatch.setattr(scan.TextIndex, "matched", counting)
-    replay(fresh(session), "passthrough", context_length=16_000)
-    assert len(scanned) == 1 and scanned[0].startswith(session.system_prompt.strip()[:40])
+    result = replay(fresh(session), "passthrough", context_length=16_000)
+    assert result.summary["history_repairs"] == 1
+    assert len(scanned) == 2 and scanned[0].startswith(session.system_prompt.strip()[:40])
+    assert "Picking up the plan" in scanned[1] and '{"path":"src/orbit/bucket_receipt.py"}' in scanned[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine_helpers import load, tool_session
 
 from contextlab.engines.handoff import is_carrier, split_carrier
+from contextlab.messages import content_text
 
 
 def test_select_context_masks_like_mask_window() -> None:
@@ -17,13 +18,13 @@ def test_summary_excludes_masked_outputs() -> None:
     engine = load("hybrid", window_m=2, tail_messages=4)
     messages = tool_session(12, users=2, lines=5)
     result = engine.compress(messages)
-    body, _ = split_carrier(next(m for m in result if is_carrier(m))["content"])
+    body, _ = split_carrier(content_text(next(m for m in result if is_carrier(m))))
     # Old outputs are masked, so their values never reach the summary (it sees the placeholder) ...
     assert "value_5_" not in body
     assert "Old environment output" in body
     # ... whereas the plain summary engine, given the same span, does quote them.
     plain = load("summary", tail_messages=4).compress(tool_session(12, users=2, lines=5))
-    plain_body, _ = split_carrier(next(m for m in plain if is_carrier(m))["content"])
+    plain_body, _ = split_carrier(content_text(next(m for m in plain if is_carrier(m))))
     assert "value_5_" in plain_body
 
 

@@ -13,7 +13,7 @@ from engine_helpers import load, tool_session
 
 from contextlab.engines.parts import TokenEstimator
 from contextlab.errors import EngineError
-from contextlab.messages import UidMinter, stamp_identity, validate_messages
+from contextlab.messages import UidMinter, content_text, stamp_identity, validate_messages
 
 
 def compacted(**params: object):  # type: ignore[no-untyped-def]
@@ -38,7 +38,9 @@ def test_leaf_passes_and_condensation() -> None:
     depths = [engine.store.nodes[m["_lcm_node"]].depth for m in nodes]
     assert depths == sorted(depths, reverse=True)  # deepest first
     assert 1 in depths  # 4 leaves condensed into a depth-1 node
-    assert "lcm_grep" in nodes[0]["content"]  # the usage note rides on the first summary row
+    assert "lcm_grep" in content_text(nodes[0])  # the usage note rides on the first summary row
+    # Text parts: the host does not merge adjacent node rows into one (docs/host-loop.md).
+    assert all(isinstance(m["content"], list) for m in nodes)
     assert all(n.id.startswith("sum_") and len(n.id) == 20 for n in engine.store.nodes.values())
 
 
@@ -403,7 +405,7 @@ def test_long_session_reaches_a_steady_state_under_the_threshold() -> None:
     assert estimator.messages(history) < engine.threshold_tokens
     shown = [m["_lcm_node"] for m in history if m.get("_lcm_node")]
     assert shown and not set(shown) & set(engine.evicted)
-    assert "lcm_grep" in next(m for m in history if m.get("_lcm_node"))["content"]  # note on the first kept
+    assert "lcm_grep" in content_text(next(m for m in history if m.get("_lcm_node")))  # note on the first kept
 
 
 def test_left_out_summaries_stay_reachable_by_the_tools() -> None:

@@ -6,7 +6,7 @@ import pytest
 from engine_helpers import load, tool_session
 
 from contextlab.engines.handoff import SUMMARY_END, SUMMARY_PREFIX, is_carrier, split_carrier, summary_budget
-from contextlab.messages import validate_messages
+from contextlab.messages import content_text, validate_messages
 
 
 def test_thresholds_of_presets() -> None:
@@ -30,11 +30,14 @@ def test_layout_head_carrier_tail() -> None:
     assert result[0] is messages[0]  # head: the first user message, untouched
     carrier = result[1]
     assert is_carrier(carrier) and carrier["role"] == "user"
-    assert carrier["content"].startswith(SUMMARY_PREFIX) and SUMMARY_END in carrier["content"]
+    # One text part: the host does not merge it into the user row before it (docs/host-loop.md).
+    assert isinstance(carrier["content"], list) and len(carrier["content"]) == 1
+    text = content_text(carrier)
+    assert text.startswith(SUMMARY_PREFIX) and SUMMARY_END in text
     assert len(carrier["message_uid"]) == 32
     assert result[2:] == messages[-6:]  # the verbatim tail starts at a safe cut
     assert engine.compression_count == 1
-    body, _ = split_carrier(carrier["content"])
+    body, _ = split_carrier(text)
     for heading in ("## User requests", "## Files and artifacts", "## Timeline", "## Current state"):
         assert heading in body
     assert "src/file_1.py" in body
@@ -47,7 +50,7 @@ def test_newest_user_request_is_restated_with_absorbed_uid() -> None:
     result = engine.compress(messages)
     carrier = next(m for m in result if is_carrier(m))
     assert carrier["_absorbed_message_uids"] == [newest["message_uid"]]
-    assert carrier["content"].endswith(newest["content"])
+    assert content_text(carrier).endswith(newest["content"])
     assert not any(m.get("message_uid") == newest["message_uid"] for m in result)
 
 
@@ -59,7 +62,7 @@ def test_second_compaction_reuses_the_previous_summary() -> None:
         second = engine.compress(grown)
         carriers = [m for m in second if is_carrier(m)]
         assert len(carriers) == 1, mode
-        body, _ = split_carrier(carriers[0]["content"])
+        body, _ = split_carrier(content_text(carriers[0]))
         assert "src/file_0.py" in body, mode  # carried over from the first summary
         assert validate_messages(second) == []
 

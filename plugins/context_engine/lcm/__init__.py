@@ -401,7 +401,10 @@ class LcmEngine(ContextEngine):
         )
         return {
             "role": "user",
-            "content": text,
+            # One text part, not a string: the host merges adjacent user rows of string content in
+            # its own history before each request (docs/host-loop.md, History repair), which would
+            # fold the node rows into one and lose every node flag but the first.
+            "content": [{"type": "text", "text": text}],
             NODE_FLAG: node.id,
             "message_uid": parts.engine_uid("lcm", f"{node.id}:{int(first)}"),
         }

@@ -1,0 +1,213 @@
+"""The host repairs its own history before each request, as the real loop does (docs/host-loop.md
+§History repair): the rows engines see, the requests sent and the trace all follow the repair."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, ClassVar
+
+import pandas as pd
+
+import contextlab
+from contextlab import hermes_texts, load_dataset
+from contextlab.engine import ContextEngine, Message
+from contextlab.host import history as history_module
+from contextlab.host.observers import RequestView
+from contextlab.host.settings import HostSettings
+from contextlab.transcripts.model import Transcript
+
+MARKER = hermes_texts.text("corrupted_arguments_marker")
+
+
+class Requests:
+    """Keeps a copy of every request the host sends."""
+
+    def __init__(self) -> None:
+        self.sent: list[list[Message]] = []
+
+    def columns(self) -> list[str]:
+        return []
+
+    def observe(self, view: RequestView) -> dict[str, Any]:
+        self.sent.append([dict(m) for m in view.messages])
+        return {}
+
+    def summary(self) -> dict[str, Any]:
+        return {}
+
+    def clone(self) -> Requests:
+        return self
+
+
+def call(call_id: str, arguments: str = '{"path": "a.py"}') -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "read_file", "arguments": arguments}}
+
+
+def replay(transcript: Transcript, engine: Any = "passthrough", **settings: Any) -> tuple[Any, Requests]:
+    requests = Requests()
+    result = contextlab.replay(
+        transcript,
+        engine,
+        HostSettings(context_length=200_000, **settings),
+        observers=[requests],  # type: ignore[list-item]
+        probes=False,
+    )
+    assert result.status == "ok", result.error
+    return result, requests
+
+
+def contents(request: list[Message]) -> list[tuple[Any, Any]]:
+    return [(m["role"], m.get("content")) for m in request]
+
+
+def test_adjacent_assistant_rows_are_sent_as_one_from_the_next_request_on() -> None:
+    transcript = Transcript(
+        "split-turn",
+        [
+            {"role": "user", "content": "Fix the bug."},
+            {"role": "assistant", "content": "Picking up the plan. "},
+            {"role": "assistant", "content": " Reading a.py.", "tool_calls": [call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "def f(): ..."},
+            {"role": "assistant", "content": "Done."},
+        ],
+        system_prompt="You are a coding agent.",
+    )
+    result, requests = replay(transcript)
+    # The second request still ends on the first assistant row; the third is built after the repair.
+    assert contents(requests.sent[1])[-1] == ("assistant", "Picking up the plan.")
+    merged = requests.sent[2][2]
+    assert merged["content"] == "Picking up the plan.\nReading a.py."
+    assert [c["id"] for c in merged["tool_calls"]] == ["c1"]
+    assert [m["role"] for m in requests.sent[2]] == ["system", "user", "assistant", "tool"]
+    assert result.trace["history_repairs"].tolist() == [0, 0, 1]
+    assert result.summary["history_repairs"] == 1
+    # The merge rewrote a row the previous request sent: the prefix breaks there, once.
+    assert result.trace["prefix_messages"].tolist()[2] == 2
+    assert transcript.messages[1]["content"] == "Picking up the plan. "  # the recording is untouched
+
+
+def test_adjacent_user_rows_are_merged_in_the_history_and_the_request_bytes_stay() -> None:
+    class Seen(ContextEngine):
+        threshold_tokens = 10**9
+        histories: ClassVar[list[list[Message]]] = []
+
+        @property
+        def name(self) -> str:
+            return "seen"
+
+        def update_from_response(self, usage: dict[str, Any]) -> None:
+            pass
+
+        def should_compress(self, prompt_tokens: int | None = None) -> bool:
+            return False
+
+        def compress(self, messages: list[Message], current_tokens: int | None = None, **_: Any) -> list[Message]:
+            return messages
+
+        def on_turn_complete(self, messages: list[Message], **_: Any) -> None:
+            type(self).histories.append(messages)
+
+    transcript = Transcript(
+        "two-asks",
+        [
+            {"role": "user", "content": "Fix the bug."},
+            {"role": "user", "content": "And add a test."},
+            {"role": "assistant", "content": "On it.", "tool_calls": [call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "def f(): ..."},
+            {"role": "assistant", "content": "Done."},
+        ],
+        system_prompt="You are a coding agent.",
+    )
+    Seen.histories = []
+    result, requests = replay(transcript, Seen)
+    assert contents(requests.sent[0])[1] == ("user", "Fix the bug.\n\nAnd add a test.")
+    assert result.trace["history_repairs"].tolist() == [1, 0]
+    assert result.trace["prefix_messages"].tolist()[1] == len(requests.sent[0])  # no break
+    assert [m["role"] for m in Seen.histories[-1]][:2] == ["user", "assistant"]  # engines see one row
+
+
+def test_arguments_that_are_not_json_are_sent_as_empty_and_their_result_is_marked() -> None:
+    transcript = Transcript(
+        "cut-arguments",
+        [
+            {"role": "user", "content": "Read a.py."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", '{"path": "a.py"')]},
+            {"role": "tool", "tool_call_id": "c1", "content": "def f(): ..."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c2", "")]},
+            {"role": "tool", "tool_call_id": "c2", "content": "usage: read_file PATH"},
+            {"role": "assistant", "content": "Done."},
+        ],
+        system_prompt="You are a coding agent.",
+    )
+    result, requests = replay(transcript)
+    last = requests.sent[-1]
+    assert last[2]["tool_calls"][0]["function"]["arguments"] == "{}"
+    assert last[3]["content"] == f"{MARKER}\ndef f(): ..."
+    assert last[4]["tool_calls"][0]["function"]["arguments"] == "{}"  # blank: emptied, not marked
+    assert last[5]["content"] == "usage: read_file PATH"
+    assert result.trace["history_repairs"].tolist() == [0, 1, 0]  # the host counts the corrupt one
+    assert transcript.messages[1]["tool_calls"][0]["function"]["arguments"] == '{"path": "a.py"'
+
+
+def test_an_engines_compaction_is_repaired_before_the_next_request() -> None:
+    class Splitter(ContextEngine):
+        """Compacts once into a summary row the host must merge with the user row after it."""
+
+        threshold_tokens = 10**9
+        done: ClassVar[bool] = False
+
+        @property
+        def name(self) -> str:
+            return "splitter"
+
+        def update_from_response(self, usage: dict[str, Any]) -> None:
+            pass
+
+        def should_compress(self, prompt_tokens: int | None = None) -> bool:
+            return not type(self).done
+
+        def compress(self, messages: list[Message], current_tokens: int | None = None, **_: Any) -> list[Message]:
+            type(self).done = True
+            return [{"role": "user", "content": "Summary: the user wants a fix."}, *messages[-1:]]
+
+    transcript = Transcript(
+        "summary-then-ask",
+        [
+            {"role": "user", "content": "Fix the bug."},
+            {"role": "assistant", "content": "Which file?"},
+            {"role": "user", "content": "a.py"},
+            {"role": "assistant", "content": "Fixed."},
+        ],
+        system_prompt="You are a coding agent.",
+    )
+    Splitter.done = False
+    result, requests = replay(transcript, Splitter)
+    assert contents(requests.sent[-1])[1:] == [("user", "Summary: the user wants a fix.\n\na.py")]
+    assert result.trace["history_repairs"].sum() == 1
+
+
+def test_a_clean_history_is_never_walked_and_each_split_turn_is_repaired_once(monkeypatch: Any) -> None:
+    calls: list[int] = []
+    real = history_module.repair_history
+
+    def counted(rows: Any, marker: str) -> Any:
+        calls.append(len(rows))
+        return real(rows, marker)
+
+    monkeypatch.setattr(history_module, "repair_history", counted)
+    transcript = load_dataset("coding-agent")
+    result = contextlab.replay(transcript, "passthrough", context_length=1_000_000, probes=False)
+    messages = transcript.messages
+    adjacent = sum(a["role"] == b["role"] == "assistant" for a, b in itertools.pairwise(messages))
+    assert adjacent == 20
+    assert len(calls) == adjacent == result.summary["history_repairs"]
+
+
+def test_the_break_a_repair_causes_is_attributed_to_it() -> None:
+    transcript = load_dataset("coding-agent-short")
+    result = contextlab.replay(transcript, "passthrough", context_length=1_000_000)
+    trace = result.trace
+    repaired = trace[trace["history_repairs"] > 0]
+    assert len(repaired) == 1
+    assert repaired["break_cause"].tolist() == ["history_repair"]
+    assert pd.isna(trace.loc[trace["history_repairs"] == 0, "break_cause"]).all()
