@@ -55,6 +55,9 @@ class WorkingHistory:
         """Incremented whenever the history is replaced (a committed pass, a new session, a repair)."""
         self.commits = 0
         """Incremented whenever something other than the host's own repair replaces the history."""
+        self.rows_kept = -1
+        """Rows the latest replacement kept as they were, every per-row result with them (a repair's
+        rows before its start); -1 after a whole replacement."""
         self._rows: list[Message] = []
         self._shared = False
         self._views: EngineViews | None = None
@@ -88,11 +91,10 @@ class WorkingHistory:
         self._shared = True
         return self._rows
 
-    def replace(self, rows: list[Message], *, repair: bool = False) -> None:
+    def replace(self, rows: list[Message]) -> None:
         """Adopt a whole new history (rows must already be host-owned copies).
 
         Rows that are the very objects of the current history keep their per-row results.
-        ``repair``: the host's own repair (:meth:`repair`), which is not a commit.
         """
         old = {id(row): i for i, row in enumerate(self._rows)} if self._rows else {}
         old_rows = self._rows
@@ -121,20 +123,65 @@ class WorkingHistory:
             else:
                 self._add(row)
         self.version += 1
-        if not repair:
-            self.commits += 1
+        self.commits += 1
+        self.rows_kept = -1
 
     def repair(self, marker: str) -> Repair | None:
         """Repair the history as the host does before each request (:mod:`contextlab.host.repair`);
-        None when the host would change nothing (known per row as rows are added, so this is O(1))."""
-        if not self._watch.dirty:
+        None when the host would change nothing (known per row as rows are added, so this is O(1)).
+
+        Only the rows from the watch's resume point on are walked and re-added (a repair's change is
+        almost always among the newest rows); the rows before it keep everything kept for them."""
+        watch = self._watch
+        if not watch.dirty:
             return None
-        result = repair_history(self._rows, marker)
+        start = watch.resume_at
+        result = repair_history(self._rows, marker, start)
         if not result.changed:
-            self._watch.dirty = False
+            self._watch = RepairWatch.resumed(self._rows, len(self._rows)) if self._rows else RepairWatch()
             return None
-        self.replace(result.rows, repair=True)
+        self._replace_from(start, result.rows)
         return result
+
+    def _replace_from(self, start: int, rows: list[Message]) -> None:
+        """Adopt ``rows``, whose first ``start`` rows are this history's own: their per-row results are
+        kept as they are (new lists, so views of the old ones stay true), the rest re-added (rows
+        that are old objects keep their wire forms and counts). Not a commit."""
+        old_rows = self._rows
+        old = {id(old_rows[i]): i for i in range(start, len(old_rows))}
+        old_wires, old_exact, old_rough = self.wires, self._exact, self._rough
+        for i in range(start, len(old_rows)):
+            if self._index.get(id(old_rows[i])) == i:
+                del self._index[id(old_rows[i])]
+        self._rows = list(rows)
+        self._shared = False
+        self.wires = old_wires[:start]
+        self._exact = old_exact[:start]
+        self._rough = old_rough[:start]
+        self._uncounted = [i for i in self._uncounted if i < start]
+        self._exact_total = sum(e for e in self._exact if e > 0)
+        self._rough_cumulative = self._rough_cumulative[: start + 1]
+        self._thinking_cumulative = self._thinking_cumulative[: start + 1]
+        self._last_user = next((i for i in range(start - 1, -1, -1) if rows[i].get("role") == "user"), -1)
+        newest_assistant = next((i for i in range(start - 1, -1, -1) if rows[i].get("role") == "assistant"), -1)
+        self._last_thinking = self._memo.stale_thinking(rows[newest_assistant]) if newest_assistant >= 0 else 0
+        # The structure tracker cannot step back: it is fed again (one cheap pass); the repair watch
+        # resumes at ``start`` (nothing before it needed repair); the sanitizers restart when next read.
+        self.structure = StructureTracker()
+        if self._system_prompt:
+            self.structure.feed({"role": "system", "content": self._system_prompt})
+        for row in rows[:start]:
+            self.structure.feed(row)
+        self._watch = RepairWatch.resumed(rows, start)
+        self._sanitizer = None
+        for row in self._rows[start:]:
+            at = old.get(id(row))
+            if at is not None and old_rows[at] is row:
+                self._add(row, old_wires[at], old_exact[at], old_rough[at])
+            else:
+                self._add(row)
+        self.version += 1
+        self.rows_kept = start
 
     def _add(self, row: Message, wire: Message | None = None, exact: int = -1, rough: int = -1) -> None:
         if wire is None:

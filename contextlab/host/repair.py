@@ -62,17 +62,31 @@ class Repair:
         return self.first_changed >= 0
 
 
-def repair_history(rows: Sequence[Message], marker: str) -> Repair:
-    """``rows`` as the host repairs them before a request (both steps, in the host's order)."""
-    out = list(rows)
+def repair_history(rows: Sequence[Message], marker: str, start: int = 0) -> Repair:
+    """``rows`` as the host repairs them before a request (both steps, in the host's order).
+
+    ``start``: walk only ``rows[start:]``, the rows before it kept as they are. Exact when nothing
+    before ``start`` needs repair and ``rows[start]`` is a user or assistant row (every pass starts
+    afresh there: :attr:`RepairWatch.resume_at`).
+    """
+    out = list(rows[start:])
     arguments, blank = _sanitize_arguments(out, marker)
     out, merged_assistants = _merge_adjacent_assistants(out)
     out, dropped = _drop_stray_results(out)
     out, merged_users = _merge_adjacent_users(out)
-    first = next((i for i, (a, b) in enumerate(zip(rows, out, strict=False)) if a is not b), -1)
-    if first < 0 and len(out) != len(rows):
-        first = min(len(out), len(rows))
-    return Repair(out, arguments, blank, merged_assistants, dropped, merged_users, first)
+    tail = rows[start:]
+    first = next((i for i, (a, b) in enumerate(zip(tail, out, strict=False)) if a is not b), -1)
+    if first < 0 and len(out) != len(tail):
+        first = min(len(out), len(tail))
+    return Repair(
+        [*rows[:start], *out],
+        arguments,
+        blank,
+        merged_assistants,
+        dropped,
+        merged_users,
+        first + start if first >= 0 else -1,
+    )
 
 
 class RepairWatch:
@@ -83,27 +97,56 @@ class RepairWatch:
     before it changed nothing), so a clean watch lets the host skip the O(n) repair.
     """
 
-    __slots__ = ("_known", "_previous_interim", "_previous_role", "_previous_user_text", "dirty")
+    __slots__ = (
+        "_anchor",
+        "_fed",
+        "_known",
+        "_previous_interim",
+        "_previous_role",
+        "_previous_user_text",
+        "dirty",
+        "resume_at",
+    )
 
     def __init__(self) -> None:
         self.dirty = False
+        self.resume_at = 0
+        """Where a repair may start: the newest user or assistant row before the first row that
+        made the watch dirty (every pass starts afresh at such a row, and nothing before it needs
+        repair)."""
+        self._fed = 0
+        self._anchor = 0  # index of the newest user or assistant row fed
         self._known: set[Any] = set()
         self._previous_role: object = None
         self._previous_interim = False
         self._previous_user_text = False
 
+    @classmethod
+    def resumed(cls, rows: Sequence[Message], start: int) -> RepairWatch:
+        """A watch that has seen ``rows[:start]``, none of which needs repair, and ``rows[start]``
+        is a user or assistant row (so the state it carries in is only the row before it)."""
+        watch = cls()
+        watch._fed = watch._anchor = start
+        if start:
+            previous = rows[start - 1]
+            watch._previous_role = role = previous.get("role")
+            watch._previous_interim = role == "assistant" and _is_codex_interim(previous)
+            watch._previous_user_text = role == "user" and isinstance(previous.get("content", ""), str)
+        return watch
+
     def feed(self, row: Message) -> None:
         role = row.get("role")
+        dirty = False
         if role == "assistant":
             interim = _is_codex_interim(row)
             if self._previous_role == "assistant" and not interim and not self._previous_interim:
-                self.dirty = True
+                dirty = True
             self._known = set()
             calls = row.get("tool_calls")
             for call in calls or ():
                 if isinstance(call, dict):
                     if _arguments_need_repair(call):
-                        self.dirty = True
+                        dirty = True
                     self._known.update(v for v in (call.get("id"), call.get("call_id")) if v)
             self._previous_interim = interim
         elif role == "tool":
@@ -111,14 +154,21 @@ class RepairWatch:
             if call_id and call_id in self._known:
                 self._known.discard(call_id)
             else:
-                self.dirty = True
+                dirty = True
         elif role == "user":
             self._known = set()
             user_text = isinstance(row.get("content", ""), str)
             if user_text and self._previous_role == "user" and self._previous_user_text:
-                self.dirty = True
+                dirty = True
             self._previous_user_text = user_text
+        if dirty and not self.dirty:
+            self.dirty = True
+            # The newest user or assistant row before this one: a merge folds into it at the latest.
+            self.resume_at = self._anchor
+        if role in ("user", "assistant"):
+            self._anchor = self._fed
         self._previous_role = role
+        self._fed += 1
 
 
 def _is_codex_interim(row: Message) -> bool:

@@ -74,6 +74,19 @@ class _Mirror:
         self.fresh, self.dropped = [], []
         self.generation += 1
 
+    def truncate(self, n: int) -> None:
+        """Forget the clones from position ``n`` on (their source rows were replaced)."""
+        if len(self.rows) <= n:
+            return
+        for clone in self.rows[n:]:
+            self.index.pop(id(clone), None)
+            self.dropped.append(id(clone))
+        del self.rows[n:]
+        # In place: the clones record into this very set.
+        self.changed.difference_update([i for i in self.changed if i >= n])
+        self._unsettled = [i for i in self._unsettled if i < n]
+        self.fresh = [i for i in self.fresh if i < n]
+
     def _clone(self, row: Message, i: int) -> Message:
         clone: Message = tracked_clone(row, (self.changed, i))
         self.index[id(clone)] = i
@@ -176,8 +189,13 @@ class EngineViews:
         self._last: _LastSelection | None = None
 
     def _check_version(self) -> None:
-        if self._history.version != self._version:
-            self._version = self._history.version
+        history = self._history
+        if history.version != self._version:
+            kept = history.rows_kept if history.version == self._version + 1 else -1
+            self._version = history.version
+            if kept >= 0:
+                self._keep_first(kept)
+                return
             self._request.reset()
             self._conversation.reset()
             memo = self._memo
@@ -185,6 +203,17 @@ class EngineViews:
             self._exact = [memo.exact(w) for w in self._prefix_wires]
             self._rough = [memo.rough(w) for w in self._prefix_wires]
             self._signatures = list(self._prefix_signatures)
+
+    def _keep_first(self, kept: int) -> None:
+        """The history replaced only its rows from ``kept`` on (the host's repair): the clones and
+        columns of the rows before stay, the rest are made again when next needed."""
+        n = len(self._prefix) + kept
+        self._request.truncate(n)
+        self._conversation.truncate(kept)
+        self._refs, self._wires, self._exact = self._refs[:n], self._wires[:n], self._exact[:n]
+        self._rough, self._signatures = self._rough[:n], self._signatures[:n]
+        self._last = None
+        self._epoch += 1
 
     def _extend_columns(self) -> None:
         """Bring the per-position columns up to the history's rows (work for the new rows only)."""

@@ -4,16 +4,23 @@
 from __future__ import annotations
 
 import itertools
+import random
 from typing import Any, ClassVar
 
 import pandas as pd
+import pytest
 
 import contextlab
 from contextlab import hermes_texts, load_dataset
 from contextlab.engine import ContextEngine, Message
 from contextlab.host import history as history_module
+from contextlab.host.history import WorkingHistory
+from contextlab.host.memo import MessageMemo
 from contextlab.host.observers import RequestView
+from contextlab.host.repair import repair_history
 from contextlab.host.settings import HostSettings
+from contextlab.messages import UidMinter, clone_messages, stamp_identity
+from contextlab.tokens import ExactCounter, RoughCounter
 from contextlab.transcripts.model import Transcript
 
 MARKER = hermes_texts.text("corrupted_arguments_marker")
@@ -187,12 +194,12 @@ def test_an_engines_compaction_is_repaired_before_the_next_request() -> None:
 
 
 def test_a_clean_history_is_never_walked_and_each_split_turn_is_repaired_once(monkeypatch: Any) -> None:
-    calls: list[int] = []
+    walked: list[int] = []
     real = history_module.repair_history
 
-    def counted(rows: Any, marker: str) -> Any:
-        calls.append(len(rows))
-        return real(rows, marker)
+    def counted(rows: Any, marker: str, start: int = 0) -> Any:
+        walked.append(len(rows) - start)
+        return real(rows, marker, start)
 
     monkeypatch.setattr(history_module, "repair_history", counted)
     transcript = load_dataset("coding-agent")
@@ -200,7 +207,10 @@ def test_a_clean_history_is_never_walked_and_each_split_turn_is_repaired_once(mo
     messages = transcript.messages
     adjacent = sum(a["role"] == b["role"] == "assistant" for a, b in itertools.pairwise(messages))
     assert adjacent == 20
-    assert len(calls) == adjacent == result.summary["history_repairs"]
+    assert len(walked) == adjacent == result.summary["history_repairs"]
+    # Each repair walks from the earlier of the two rows on (the pair and the new tool results), not
+    # the whole history of up to 1,190 rows.
+    assert max(walked) <= 4
 
 
 def test_the_break_a_repair_causes_is_attributed_to_it() -> None:
@@ -211,3 +221,86 @@ def test_the_break_a_repair_causes_is_attributed_to_it() -> None:
     assert len(repaired) == 1
     assert repaired["break_cause"].tolist() == ["history_repair"]
     assert pd.isna(trace.loc[trace["history_repairs"] == 0, "break_cause"]).all()
+
+
+def random_batches(rng: random.Random) -> list[list[Message]]:
+    """A history as the host appends it (turn leads, a reply, its results), with every shape the
+    repair changes: split replies, Codex interims, stray and repeated results, adjacent asks, bad
+    and blank arguments, reasoning."""
+    batches: list[list[Message]] = []
+    for b in range(rng.randint(3, 25)):
+        kind = rng.choice(["ask", "ask", "asks", "reply", "reply", "calls", "calls", "interim", "stray"])
+        if kind in ("ask", "asks"):
+            batches.append([{"role": "user", "content": f"ask {b}.{k}"} for k in range(1 + (kind == "asks"))])
+        elif kind in ("reply", "interim"):
+            row: Message = {"role": "assistant", "content": f" reply {b} "}
+            if kind == "interim":
+                row["finish_reason"] = "incomplete"
+            if rng.random() < 0.3:
+                row["reasoning"] = "thinking " * rng.randint(1, 30)
+            batches.append([row])
+        elif kind == "stray":
+            batches.append([{"role": "tool", "tool_call_id": f"ghost{b}", "content": "lost"}])
+        else:
+            ids = [f"c{b}_{k}" for k in range(rng.randint(1, 3))]
+            arguments = ['{"path": "a.py"}', '{"path": ', "", "{}"]
+            calls = [
+                {"id": i, "type": "function", "function": {"name": "read", "arguments": rng.choice(arguments)}}
+                for i in ids
+            ]
+            batches.append([{"role": "assistant", "content": rng.choice(["", "look"]), "tool_calls": calls}])
+            results = [{"role": "tool", "tool_call_id": i, "content": f"out {i}"} for i in ids if rng.random() < 0.8]
+            if results and rng.random() < 0.2:
+                results.append(dict(results[0]))  # a result recorded twice
+            batches.append(results)
+    return [b for b in batches if b]
+
+
+def state(history: WorkingHistory) -> tuple[Any, ...]:
+    return (
+        history.peek(),
+        history.wires,
+        history.exact,
+        history.exact_total,
+        history.rough_total,
+        [history.rough_since(i) for i in range(len(history) + 1)],
+        [history.stale_thinking_since(i) for i in range(len(history) + 1)],
+        history.newest_thinking,
+        history.last_user(),
+        [(v.rule, v.index) for v in history.structure.violations()],
+        history.structure.needs_sanitizing,
+    )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_partial_repair_leaves_the_history_a_whole_one_would(seed: int) -> None:
+    """Repairing from the watch's resume point and re-adding only the rows after it gives the very
+    state a repair of the whole list and a full rebuild give, batch after batch."""
+    rng = random.Random(seed)
+    memo = MessageMemo(ExactCounter(), RoughCounter())
+    partial, whole = WorkingHistory(memo, "sys"), WorkingHistory(memo, "sys")
+    repairs = 0
+    batches = random_batches(rng)
+    # Stamped as the host stamps them, so the engine's copies count as settled (compared only when
+    # the history says a row changed).
+    stamp_identity([row for batch in batches for row in batch], UidMinter(seed))
+    for batch in batches:
+        partial.append(batch)
+        if rng.random() < 0.5:  # an engine read the history before the repair (a pass at a gate)
+            partial.engine_views().conversation()
+            partial.engine_views().request()
+        whole.replace([*whole.peek(), *clone_messages(batch)])
+        got = partial.repair(MARKER)
+        expected = repair_history(whole.peek(), MARKER)
+        if expected.changed:
+            whole.replace(expected.rows)
+        assert (got is not None) == expected.changed
+        if got is not None:
+            repairs += 1
+            assert got.repairs == expected.repairs and got.first_changed == expected.first_changed
+        assert state(partial) == state(whole)
+        # The engine's copies follow: those of the kept rows are reused, the others made again.
+        views = partial.engine_views()
+        assert views.conversation() == whole.peek()
+        assert views.request() == [{"role": "system", "content": "sys"}, *whole.peek()]
+    assert repairs > 0
