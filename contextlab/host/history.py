@@ -116,12 +116,7 @@ class WorkingHistory:
         self._sanitizer: IncrementalSanitizer | None = None
         if self._system_prompt:
             self.structure.feed({"role": "system", "content": self._system_prompt})
-        for row in self._rows:
-            i = old.get(id(row))
-            if i is not None and old_rows[i] is row:
-                self._add(row, old_wires[i], old_exact[i], old_rough[i])
-            else:
-                self._add(row)
+        self._add_all(self._rows, old_rows, old, (old_wires, old_exact, old_rough))
         self.version += 1
         self.commits += 1
         self.rows_kept = -1
@@ -174,14 +169,26 @@ class WorkingHistory:
             self.structure.feed(row)
         self._watch = RepairWatch.resumed(rows, start)
         self._sanitizer = None
-        for row in self._rows[start:]:
-            at = old.get(id(row))
-            if at is not None and old_rows[at] is row:
-                self._add(row, old_wires[at], old_exact[at], old_rough[at])
-            else:
-                self._add(row)
+        self._add_all(self._rows[start:], old_rows, old, (old_wires, old_exact, old_rough))
         self.version += 1
         self.rows_kept = start
+
+    def _add_all(
+        self,
+        rows: list[Message],
+        old_rows: list[Message],
+        old: dict[int, int],
+        columns: tuple[list[Message], list[int], list[int]],
+    ) -> None:
+        """Add ``rows``; those that are rows of the replaced history (``old``: id -> index) keep
+        their wire forms and counts."""
+        wires, exact, rough = columns
+        for row in rows:
+            at = old.get(id(row))
+            if at is not None and old_rows[at] is row:
+                self._add(row, wires[at], exact[at], rough[at])
+            else:
+                self._add(row)
 
     def _add(self, row: Message, wire: Message | None = None, exact: int = -1, rough: int = -1) -> None:
         if wire is None:

@@ -12,7 +12,7 @@ import pytest
 
 import contextlab
 from contextlab import hermes_texts, load_dataset
-from contextlab.engine import ContextEngine, Message
+from contextlab.engine import Message
 from contextlab.host import history as history_module
 from contextlab.host.history import WorkingHistory
 from contextlab.host.memo import MessageMemo
@@ -22,6 +22,7 @@ from contextlab.host.settings import HostSettings
 from contextlab.messages import UidMinter, clone_messages, stamp_identity
 from contextlab.tokens import ExactCounter, RoughCounter
 from contextlab.transcripts.model import Transcript
+from tests.toy_engines import BaseToy
 
 MARKER = hermes_texts.text("corrupted_arguments_marker")
 
@@ -67,17 +68,20 @@ def contents(request: list[Message]) -> list[tuple[Any, Any]]:
     return [(m["role"], m.get("content")) for m in request]
 
 
+def session(name: str, *rows: Message) -> Transcript:
+    """A coding session: ``rows``, then the result of call ``c1`` and a closing reply."""
+    tail: list[Message] = [{"role": "tool", "tool_call_id": "c1", "content": "def f(): ..."}]
+    return Transcript(
+        name, [*rows, *tail, {"role": "assistant", "content": "Done."}], system_prompt="You are a coding agent."
+    )
+
+
 def test_adjacent_assistant_rows_are_sent_as_one_from_the_next_request_on() -> None:
-    transcript = Transcript(
+    transcript = session(
         "split-turn",
-        [
-            {"role": "user", "content": "Fix the bug."},
-            {"role": "assistant", "content": "Picking up the plan. "},
-            {"role": "assistant", "content": " Reading a.py.", "tool_calls": [call("c1")]},
-            {"role": "tool", "tool_call_id": "c1", "content": "def f(): ..."},
-            {"role": "assistant", "content": "Done."},
-        ],
-        system_prompt="You are a coding agent.",
+        {"role": "user", "content": "Fix the bug."},
+        {"role": "assistant", "content": "Picking up the plan. "},
+        {"role": "assistant", "content": " Reading a.py.", "tool_calls": [call("c1")]},
     )
     result, requests = replay(transcript)
     # The second request still ends on the first assistant row; the third is built after the repair.
@@ -94,36 +98,17 @@ def test_adjacent_assistant_rows_are_sent_as_one_from_the_next_request_on() -> N
 
 
 def test_adjacent_user_rows_are_merged_in_the_history_and_the_request_bytes_stay() -> None:
-    class Seen(ContextEngine):
-        threshold_tokens = 10**9
+    class Seen(BaseToy):
         histories: ClassVar[list[list[Message]]] = []
-
-        @property
-        def name(self) -> str:
-            return "seen"
-
-        def update_from_response(self, usage: dict[str, Any]) -> None:
-            pass
-
-        def should_compress(self, prompt_tokens: int | None = None) -> bool:
-            return False
-
-        def compress(self, messages: list[Message], current_tokens: int | None = None, **_: Any) -> list[Message]:
-            return messages
 
         def on_turn_complete(self, messages: list[Message], **_: Any) -> None:
             type(self).histories.append(messages)
 
-    transcript = Transcript(
+    transcript = session(
         "two-asks",
-        [
-            {"role": "user", "content": "Fix the bug."},
-            {"role": "user", "content": "And add a test."},
-            {"role": "assistant", "content": "On it.", "tool_calls": [call("c1")]},
-            {"role": "tool", "tool_call_id": "c1", "content": "def f(): ..."},
-            {"role": "assistant", "content": "Done."},
-        ],
-        system_prompt="You are a coding agent.",
+        {"role": "user", "content": "Fix the bug."},
+        {"role": "user", "content": "And add a test."},
+        {"role": "assistant", "content": "On it.", "tool_calls": [call("c1")]},
     )
     Seen.histories = []
     result, requests = replay(transcript, Seen)
@@ -157,18 +142,10 @@ def test_arguments_that_are_not_json_are_sent_as_empty_and_their_result_is_marke
 
 
 def test_an_engines_compaction_is_repaired_before_the_next_request() -> None:
-    class Splitter(ContextEngine):
+    class Splitter(BaseToy):
         """Compacts once into a summary row the host must merge with the user row after it."""
 
-        threshold_tokens = 10**9
         done: ClassVar[bool] = False
-
-        @property
-        def name(self) -> str:
-            return "splitter"
-
-        def update_from_response(self, usage: dict[str, Any]) -> None:
-            pass
 
         def should_compress(self, prompt_tokens: int | None = None) -> bool:
             return not type(self).done
