@@ -132,8 +132,8 @@ class WorkingHistory:
             return None
         start = watch.resume_at
         result = repair_history(self._rows, marker, start)
-        if not result.changed:
-            self._watch = RepairWatch.resumed(self._rows, len(self._rows)) if self._rows else RepairWatch()
+        if not result.changed:  # never so while the watch is exact; its state is still the rows'
+            watch.dirty = False
             return None
         self._replace_from(start, result.rows)
         return result
