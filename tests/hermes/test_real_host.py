@@ -659,3 +659,50 @@ def test_the_history_repair_is_the_real_hosts(hermes_python: Path) -> None:
     assert found["differ"] == []
     assert found["compared"] == 4000 and found["repaired"] > 1000 and found["clean"] > 300
     assert found["seen"] == ["arguments", "blank_arguments", "dropped_results", "merged_assistants", "merged_users"]
+
+
+def test_every_repair_of_a_replay_is_the_real_hosts(hermes_python: Path) -> None:
+    """Each repair a replay makes (from the watch's resume point only) against the real 0.19.0 repair
+    of the whole history at that moment, on the bundled sessions and a Claude Code log, through
+    engines whose compactions the host then repairs. contextlab's own bookkeeping keys (uids) are
+    left out of the comparison: the real host does not keep them."""
+    found = run_python(
+        hermes_python,
+        r"""
+        import copy, json
+        from agent.agent_runtime_helpers import repair_message_sequence, sanitize_tool_call_arguments
+        import contextlab
+        from contextlab.host import history
+        whole = history.repair_history
+        seen = {"repairs": 0, "walked": 0, "rows": 0, "differ": []}
+
+        def plain(rows):
+            return [{k: v for k, v in r.items() if not k.startswith("_") and k != "message_uid"} for r in rows]
+
+        def checked(rows, marker, start=0):
+            ours = whole(rows, marker, start)
+            theirs = copy.deepcopy(list(rows))
+            count = sanitize_tool_call_arguments(theirs) + repair_message_sequence(None, theirs)
+            seen["repairs"] += 1
+            seen["walked"] += len(rows) - start
+            seen["rows"] += len(rows)
+            if plain(ours.rows) != plain(theirs) or ours.repairs != count:
+                seen["differ"].append([len(rows), start, count, ours.repairs])
+            return ours
+
+        history.repair_history = checked
+        log = "../shared/transcripts/claude-code/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+        for path, engine, window in [
+            ("datasets/coding-agent.jsonl.gz", "compressor", 128_000),
+            ("datasets/support-agent.jsonl.gz", "summary", 64_000),
+            (log, "compressor", 32_000),
+            (log, "clear_tool_uses", 32_000),
+        ]:
+            result = contextlab.replay(path, engine, context_length=window, probes=False)
+            assert result.status == "ok", result.error
+        print(json.dumps(seen))
+        """,
+    )
+    assert found["differ"] == []
+    # Repairs of a compaction output can start near its head; those of appended rows walk a few rows.
+    assert found["repairs"] >= 30 and found["walked"] * 4 < found["rows"]
