@@ -25,14 +25,14 @@ keep is the very object, so the history keeps its per-row results for every row 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from contextlab.engine import Message
-
-EMPTY_ARGUMENTS = "{}"
+from contextlab.tool_arguments import EMPTY_ARGUMENTS
 
 _CODEX_ITEMS = ("codex_reasoning_items", "codex_message_items")
 _SUPERSEDED = frozenset({"verification_required", "verify_hook_continue"})
@@ -69,12 +69,12 @@ def repair_history(rows: Sequence[Message], marker: str, start: int = 0) -> Repa
     before ``start`` needs repair and ``rows[start]`` is a user or assistant row (every pass starts
     afresh there: :attr:`RepairWatch.resume_at`).
     """
-    out = list(rows[start:])
+    tail = rows[start:]
+    out = list(tail)
     arguments, blank = _sanitize_arguments(out, marker)
     out, merged_assistants = _merge_adjacent_assistants(out)
     out, dropped = _drop_stray_results(out)
     out, merged_users = _merge_adjacent_users(out)
-    tail = rows[start:]
     first = next((i for i, (a, b) in enumerate(zip(tail, out, strict=False)) if a is not b), -1)
     if first < 0 and len(out) != len(tail):
         first = min(len(out), len(tail))
@@ -185,6 +185,7 @@ def _arguments_need_repair(call: dict[str, Any]) -> bool:
     return isinstance(arguments, str) and (not arguments.strip() or not _is_json(arguments))
 
 
+@functools.lru_cache(maxsize=4096)  # the watch asks per appended call; arguments recur (a file read again)
 def _is_json(text: str) -> bool:
     # RecursionError is not caught: the host does not catch it either (its request would fail).
     try:
@@ -220,8 +221,7 @@ def _sanitize_arguments(rows: list[Message], marker: str) -> tuple[int, int]:
                 continue
             if arguments is not None and not isinstance(arguments, str):
                 continue
-            row = rows[i] = _with_empty_arguments(rows[i], k)
-            calls = row["tool_calls"]
+            rows[i] = _with_empty_arguments(rows[i], k)
             if arguments is None or not arguments.strip():
                 blanked += 1
                 continue
