@@ -152,6 +152,12 @@ HOST_TRACE = _cols(
             "count",
             "the host's repairs of its own history before this request (arguments, merged or dropped rows)",
         ),
+        (
+            "tool_outputs_spilled",
+            "int",
+            "count",
+            "outputs of this request's tool calls the host spilled to a preview (too large alone or for the batch)",
+        ),
     ),
 )
 """The host's trace columns, in frame order (``contextlab.host.replay``)."""
@@ -277,6 +283,7 @@ _COUNTS = _cols(
         ("engine_tool_results", "int", "count", "engine-tool results answered live"),
         ("session_boundaries", "int", "count", "`/new` and `/reset` boundaries"),
         ("history_repairs", "int", "count", "sum of `history_repairs`"),
+        ("tool_outputs_spilled", "int", "count", "sum of `tool_outputs_spilled`"),
     ),
 )
 _CACHE_SUMMARY_ROWS: tuple[tuple[str, DType, Unit, str], ...] = (
@@ -323,6 +330,12 @@ _MEASURE_SUMMARY = _cols(
         ("refetch_calls", "int", "count", "distinct recorded tool calls to redo"),
         ("refetch_tokens", "int", "tokens", "tokens those calls returned"),
         ("facts_source", "str", "", "`gold` (planted) or `mined` facts"),
+        (
+            "targets_spilled_by_host",
+            "int",
+            "count",
+            "targets only in the part of a tool output the host spilled (never eligible)",
+        ),
         ("identifier_retention_mean", "float", "share", "mean `identifier_retention`"),
         ("identifier_retention_final", "float", "share", "`identifier_retention` at the end"),
         ("error_retention_mean", "float", "share", "mean `error_retention`"),
@@ -592,6 +605,7 @@ class RunSummary:
     engine_tool_results: int = 0
     session_boundaries: int = 0
     history_repairs: int = 0
+    tool_outputs_spilled: int = 0
     observed: dict[str, Any] = field(default_factory=dict)
     """Observer and measurement keys (cache, probes, diagnostics), in the order they were added."""
     wall_s: float | None = None

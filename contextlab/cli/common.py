@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from contextlab.errors import ConfigError
-from contextlab.host.settings import ENGINE_TOOL_MODES, HostSettings
+from contextlab.host.settings import ENGINE_TOOL_MODES, TOOL_RESULT_MODES, HostSettings
 
 if TYPE_CHECKING:
     from contextlab.hostconfig import HostConfig
@@ -27,6 +27,7 @@ HOST_OPTIONS: dict[str, str] = {
     "seed": "seed",
     "usage_model": "usage_model",
     "engine_tools": "engine_tools",
+    "tool_results": "tool_results",
 }
 """Option destination → the ``HostSettings`` field it sets. Every host option defaults to None, so an
 option counts as given exactly when argparse stored a value: ``--context-length 200000`` (the default
@@ -86,6 +87,13 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         choices=ENGINE_TOOL_MODES,
         default=None,
         help="results of the engine's own tools: as recorded (default) or answered live by handle_tool_call",
+    )
+    parser.add_argument(
+        "--tool-results",
+        choices=TOOL_RESULT_MODES,
+        default=None,
+        help="tool outputs: made into rows as the host makes them (default: oversized ones spilled to a "
+        "preview) or sent as recorded",
     )
 
 

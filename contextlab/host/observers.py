@@ -68,7 +68,10 @@ class RequestObserver(Protocol):
     An observer may also define ``bind(transcript)``; the host calls it once before the first
     request (retention probes read the transcript's gold facts there), ``bind_engine(engine)`` just
     before it (only the recovery oracle uses it, to call the engine's own recall tools), and
-    ``finish(result)`` once after the run (to add frames, post-run columns and summary values).
+    ``finish(result)`` once after the run (to add frames, post-run columns and summary values), and
+    ``rows_made(rows)`` whenever the host appends tool rows whose content is not the recorded one
+    (``{transcript index: row}``: an output spilled to a preview or wrapped; ``docs/host-loop.md``
+    §Tool results).
     """
 
     def columns(self) -> list[str]:

@@ -31,6 +31,7 @@ from contextlab.host.micro_turn import completed_with_reply, micro_pass
 from contextlab.host.observers import RequestObserver, RequestView
 from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
+from contextlab.host.tool_results import ToolResultBudget, ToolResultMaker
 from contextlab.host.trace import (
     COMPACTION_COLUMNS,
     TRACE_COLUMNS,
@@ -108,6 +109,9 @@ class ReplayHost:
         self._maintains = overrides(engine, "should_compress_preflight")
         self._observes_turns = overrides(engine, "on_turn_complete")
         self._session_hooks = overrides(engine, "on_session_start")
+        # A Hermes recording holds the rows its host made already; they are never made twice.
+        self._makes_tool_results = settings.tool_results == "host" and not transcript.source_format.startswith("hermes")
+        self._tool_results = ToolResultMaker(ToolResultBudget())
         self._ends_sessions = overrides(engine, "on_session_end")
         self._turns = plan_turns(transcript.messages)  # planned once: the run and the manual events use it
         self._manual = self._manual_compactions()
@@ -575,7 +579,7 @@ class ReplayHost:
             results = [self.transcript.messages[i] for i in step.tool_indices]
             if self._live_tools is not None:
                 results, row["engine_tool_results"] = self._answer_engine_tools(assistant, results)
-            self._append(results)
+            self._append(self._made_results(assistant, results, step.tool_indices))
             stamp_identity(self.working.peek(), self.minter, start=start)
             self._post_tool_gate()
         return usage if has_usage else None
@@ -631,6 +635,7 @@ class ReplayHost:
             "engine_tool_results": 0,
             "session_event": self._row_session,
             "history_repairs": self._row_repairs,
+            "tool_outputs_spilled": 0,  # set when this request's results join (_made_results)
         }
 
     def _reset_row_state(self) -> None:
@@ -689,7 +694,9 @@ class ReplayHost:
         start = len(self.working.peek())
         for index in step.tool_indices:
             self._tick(index)
-        self._append([self.transcript.messages[i] for i in (step.assistant_index, *step.tool_indices)])
+        assistant = self.transcript.messages[step.assistant_index]
+        results = [self.transcript.messages[i] for i in step.tool_indices]
+        self._append([assistant, *self._made_results(assistant, results, step.tool_indices)])
         stamp_identity(self.working.peek(), self.minter, start=start)
 
     def _assemble(self) -> AssembledRequest:
@@ -911,6 +918,33 @@ class ReplayHost:
         self._engine_ms += result.duration_ms
         if result.outcome == "timeout":
             self.working.engine_views().invalidate()  # the abandoned pass may still hold the copies
+
+    def _made_results(self, assistant: Message, results: list[Message], indices: Sequence[int]) -> list[Message]:
+        """The rows the host makes from the recorded outputs of ``assistant``'s calls (its budget
+        scaled to the engine's window, as the host reads it at each batch). Observers that define
+        ``rows_made`` are told which transcript rows went in with other content (spilled or wrapped
+        outputs): the probe does not count what a spill took out as lost by the engine."""
+        if not self._makes_tool_results or not results:
+            return results
+        window = int(self.engine.context_length)
+        maker = self._tool_results
+        if maker.budget != (budget := ToolResultBudget.for_window(window)):
+            maker.budget = budget
+        spilled = maker.spilled
+        made = maker.make(assistant, results)
+        if maker.spilled != spilled and self.rows:
+            self.rows[-1]["tool_outputs_spilled"] += maker.spilled - spilled  # the request these answer
+        changed = {
+            index: row
+            for index, given, row in zip(indices, results, made, strict=True)
+            if row.get("content") is not given.get("content")
+        }
+        if changed:
+            for observer in self.observers:
+                rows_made = getattr(observer, "rows_made", None)
+                if callable(rows_made):
+                    rows_made(changed)
+        return made
 
     def _append(self, recorded: list[Message]) -> None:
         """Append clones of recorded rows (the host owns its copies; the transcript stays untouched)."""

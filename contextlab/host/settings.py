@@ -12,6 +12,9 @@ from contextlab.tokens import DEFAULT_ENCODING
 ENGINE_TOOL_MODES = ("recorded", "live")
 """How the results of an engine's own tools are replayed (``docs/host-loop.md`` §Engine tools)."""
 
+TOOL_RESULT_MODES = ("host", "recorded")
+"""How recorded tool outputs join the history (``docs/host-loop.md`` §Tool results)."""
+
 MAX_ATTEMPTS_CAP = 10
 
 
@@ -47,6 +50,10 @@ class HostSettings:
             ``handle_tool_call`` and sends the engine's answer instead; ``docs/host-loop.md``).
         usage_model: The prompt tokens reported back to the engine: ``"exact"`` (default),
             ``"rough"`` (the host's rough estimate) or ``"recorded"`` (see :mod:`contextlab.host.usage_model`).
+        tool_results: ``"host"`` (default: the host makes its rows from the recorded outputs as it
+            makes them from a tool's: ``name``, untrusted-data wrapping, oversized outputs spilled to a
+            preview; :mod:`contextlab.host.tool_results`) or ``"recorded"`` (the recorded rows as
+            they are). A Hermes recording's rows are already the host's and are never made again.
     """
 
     context_length: int = 200_000
@@ -69,6 +76,7 @@ class HostSettings:
     manual_compactions: dict[int, str | None] = field(default_factory=dict)
     engine_tools: str = "recorded"
     usage_model: str = "exact"
+    tool_results: str = "host"
 
     def __post_init__(self) -> None:
         if self.context_length <= 0:
@@ -81,6 +89,8 @@ class HostSettings:
             raise ConfigError(f"fixed_overhead_tokens must be >= 0, got {self.fixed_overhead_tokens}")
         if self.engine_tools not in ENGINE_TOOL_MODES:
             raise ConfigError(f"engine_tools must be one of {', '.join(ENGINE_TOOL_MODES)}, got {self.engine_tools!r}")
+        if self.tool_results not in TOOL_RESULT_MODES:
+            raise ConfigError(f"tool_results must be one of {', '.join(TOOL_RESULT_MODES)}, got {self.tool_results!r}")
         if self.usage_model not in USAGE_MODELS:
             raise ConfigError(f"usage_model must be one of {', '.join(USAGE_MODELS)}, got {self.usage_model!r}")
         # The host parses max_attempts with a floor of 1 and a hard cap of 10.

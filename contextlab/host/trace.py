@@ -313,6 +313,7 @@ HOST_LOOP_COUNTS: tuple[str, ...] = (
     "engine_tool_results",
     "session_boundaries",
     "history_repairs",
+    "tool_outputs_spilled",
 )
 """Summary keys of :func:`host_loop_counts`."""
 
@@ -349,6 +350,7 @@ def _host_loop_counts(columns: _Columns, compactions: pd.DataFrame) -> dict[str,
         "engine_tool_results": columns.coerced_total("engine_tool_results"),
         "session_boundaries": boundaries,
         "history_repairs": columns.coerced_total("history_repairs"),
+        "tool_outputs_spilled": columns.coerced_total("tool_outputs_spilled"),
     }
 
 

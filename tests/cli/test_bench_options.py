@@ -37,6 +37,8 @@ def test_every_host_option_reaches_the_sweep(tmp_path: Path) -> None:
         "rough",
         "--engine-tools",
         "live",
+        "--tool-results",
+        "recorded",
         "--overhead",
         "0",
         "--encoding",
@@ -48,6 +50,7 @@ def test_every_host_option_reaches_the_sweep(tmp_path: Path) -> None:
         "seed": 3,
         "usage_model": "rough",
         "engine_tools": "live",
+        "tool_results": "recorded",
         "fixed_overhead_tokens": 0,
         "encoding": "o200k_base",
     }

@@ -706,3 +706,70 @@ def test_every_repair_of_a_replay_is_the_real_hosts(hermes_python: Path) -> None
     assert found["differ"] == []
     # Repairs of a compaction output can start near its head; those of appended rows walk a few rows.
     assert found["repairs"] >= 30 and found["walked"] * 4 < found["rows"]
+
+
+def test_the_tool_rows_the_host_makes_are_the_real_hosts(hermes_python: Path) -> None:
+    """``ToolResultMaker`` against the real 0.19.0 path a tool's output takes into the history
+    (``agent/tool_executor.py``: ``maybe_persist_tool_result`` with the window-scaled budget, then
+    ``make_tool_result_message``, then ``enforce_turn_budget`` over the batch), on random batches of
+    outputs of random sizes and tool names at several windows. The rows must be equal once each
+    spill's header is normalized: newer upstream adds a recovery line and writes to the profile's
+    ``cache/spillover`` where 0.19.0 writes to the sandbox's ``/tmp/hermes-results``; the preview,
+    the sizes and the file name must agree."""
+    found = run_python(
+        hermes_python,
+        r"""
+        import copy, json, random, re
+        from agent.tool_dispatch_helpers import make_tool_result_message
+        from tools.budget_config import budget_for_context_window
+        from tools.tool_result_storage import enforce_turn_budget, maybe_persist_tool_result
+        from contextlab.host.tool_results import ToolResultBudget, ToolResultMaker
+
+        class Sandbox:  # a local sandbox whose writes succeed, as the host's terminal env's do
+            def execute(self, command, timeout=None, stdin_data=None):
+                return {"returncode": 0, "output": ""}
+
+        def normal(text):
+            if not isinstance(text, str) or "<persisted-output>" not in text:
+                return text
+            text = re.sub(r"Recovery: [^\n]*\n", "", text)
+            return re.sub(r"Full output saved to: \S*/", "Full output saved to: ", text)
+
+        rng = random.Random(20261206)
+        names = ["terminal", "read_file", "search_files", "web_search", "web_extract", "browser_snapshot",
+                 "Bash", "Read", "patch"]
+        words = ["alpha", "beta\n", "untrusted_tool_result", "UNTRUSTED_TOOL_RESULT", "é", "\n\n", "line of output\n"]
+        differ, spilled, wrapped, compared = [], 0, 0, 0
+        for _ in range(1500):
+            window = rng.choice([8_000, 16_000, 32_000, 64_000])
+            calls, outputs = [], []
+            for k in range(rng.randint(1, 4)):
+                call_id = rng.choice([f"call_{k}", f"call {k}/x", f"toolu_{k:03d}"])
+                name = rng.choice(names)
+                size = rng.choice([0, 10, 31, 32, 40, 2_000, 9_000, 20_000, 40_000, 90_000])
+                text = "".join(rng.choice(words) for _ in range(size // 6 + 1))[:size]
+                calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}})
+                outputs.append({"role": "tool", "tool_call_id": call_id, "content": text})
+            assistant = {"role": "assistant", "content": "", "tool_calls": calls}
+            budget = budget_for_context_window(window)
+            theirs = []
+            for call, output in zip(calls, outputs):
+                content = maybe_persist_tool_result(output["content"], call["function"]["name"], call["id"],
+                                                    env=Sandbox(), config=budget)
+                theirs.append(make_tool_result_message(call["function"]["name"], content, call["id"]))
+            enforce_turn_budget(theirs, env=Sandbox(), config=budget)
+            theirs = [{k: normal(v) if k == "content" else v for k, v in row.items() if not k.startswith("_")}
+                      for row in theirs]
+            maker = ToolResultMaker(ToolResultBudget.for_window(window))
+            ours = [{k: normal(v) if k == "content" else v for k, v in row.items()}
+                    for row in maker.make(assistant, copy.deepcopy(outputs))]
+            compared += 1
+            spilled += maker.spilled
+            wrapped += any("<untrusted_tool_result" in str(r["content"]) for r in ours)
+            if ours != theirs:
+                differ.append([window, json.dumps(theirs)[:1500], json.dumps(ours)[:1500]])
+        print(json.dumps({"compared": compared, "spilled": spilled, "wrapped": wrapped, "differ": differ[:2]}))
+        """,
+    )
+    assert found["differ"] == []
+    assert found["compared"] == 1500 and found["spilled"] > 500 and found["wrapped"] > 200

@@ -34,6 +34,7 @@ def _trace() -> pd.DataFrame:
             "engine_tool_results": [0, 0, 0, 0, 1],
             "session_event": [None, None, None, "resume", None],
             "history_repairs": [0, 2, 0, 1, 0],
+            "tool_outputs_spilled": [1, 0, 0, 2, 0],
         }
     )
 
@@ -75,6 +76,7 @@ def test_host_loop_counts_agree_on_typed_and_saved_columns() -> None:
         "engine_tool_results": 1,
         "session_boundaries": 1,
         "history_repairs": 3,
+        "tool_outputs_spilled": 3,
     }
     assert host_loop_counts(_trace(), _compactions()) == expected
     assert host_loop_counts(_as_saved(_trace()), _compactions()) == expected

@@ -451,7 +451,8 @@ def test_a_placeholder_naming_a_cleared_call_is_not_an_unsupported_identifier() 
 
 def test_clear_tool_uses_on_a_real_session_invents_no_identifier(shared_transcripts: Path) -> None:
     path = shared_transcripts / "claude-code/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl"
-    summary = replay(path, "clear_tool_uses", context_length=64_000).summary
+    # The outputs as recorded: with the host's spills the session never needs a clearing pass.
+    summary = replay(path, "clear_tool_uses", context_length=64_000, tool_results="recorded").summary
     assert summary["summaries_checked"] > 0
     assert summary["summary_unsupported_identifiers"] == 0
 

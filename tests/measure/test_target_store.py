@@ -206,8 +206,9 @@ def test_a_replay_of_a_stored_file_scans_only_rows_it_sends_differently(
 ) -> None:
     """Extraction scans every row as a replay sends it (its wire form) and stores the answers, so a
     later `passthrough` replay of the file, which sends every row as it is, scans none of them again:
-    only the system prompt, which is no transcript row, and the one row the host's history repair
-    wrote (the session's two adjacent assistant rows, merged: docs/host-loop.md §History repair)."""
+    only the system prompt, which is no transcript row, the one output the host spilled to a preview
+    (docs/host-loop.md §Tool results) and the one row the host's history repair wrote (the session's
+    two adjacent assistant rows, merged: docs/host-loop.md §History repair)."""
     from contextlab.measure import scan
 
     session = load_dataset("coding-agent-short")
@@ -223,6 +224,7 @@ def test_a_replay_of_a_stored_file_scans_only_rows_it_sends_differently(
 
     monkeypatch.setattr(scan.TextIndex, "matched", counting)
     result = replay(fresh(session), "passthrough", context_length=16_000)
-    assert result.summary["history_repairs"] == 1
-    assert len(scanned) == 2 and scanned[0].startswith(session.system_prompt.strip()[:40])
-    assert "Picking up the plan" in scanned[1] and '{"path":"src/orbit/bucket_receipt.py"}' in scanned[1]
+    assert result.summary["history_repairs"] == 1 and result.summary["tool_outputs_spilled"] == 1
+    assert len(scanned) == 3 and scanned[0].startswith(session.system_prompt.strip()[:40])
+    assert scanned[1].startswith("<persisted-output>\nThis tool result was too large (24,560 characters")
+    assert "Picking up the plan" in scanned[2] and '{"path":"src/orbit/bucket_receipt.py"}' in scanned[2]
