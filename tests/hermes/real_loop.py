@@ -1,0 +1,125 @@
+"""Drives the real Hermes loop (``AIAgent.run_conversation``) over a recorded conversation and prints
+the provider requests it sent, as JSON.
+
+Run with the real host's python (``tests/hermes``): ``python real_loop.py TRANSCRIPT WINDOW``. A
+local OpenAI-compatible server answers each request with the next recorded assistant message (and
+says the model's window is WINDOW); the recorded tools are registered in the host's tool registry
+with handlers that return the recorded outputs. Each recorded user message is one
+``run_conversation`` call, given the history the previous call returned, as the host's CLI does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+from collections import defaultdict, deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from contextlab import load_transcript
+from contextlab.transcripts.model import Transcript
+
+
+def provider(replies: deque[dict[str, Any]], window: int, sent: list[dict[str, Any]]) -> ThreadingHTTPServer:
+    """A local chat-completions server answering with ``replies`` in order (streamed when asked)."""
+
+    class Provider(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _reply(self, body: str, kind: str = "application/json", code: int = 200) -> None:
+            raw = body.encode()
+            self.send_response(code)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def do_GET(self) -> None:
+            models = [{"id": "gpt-4o", "object": "model", "context_length": window}]
+            self._reply(json.dumps({"object": "list", "data": models}))
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            if not self.path.endswith("/chat/completions"):
+                self._reply("{}", code=404)
+                return
+            sent.append(body)
+            reply = replies.popleft() if replies else {"role": "assistant", "content": "(the recording ended)"}
+            message: dict[str, Any] = {"role": "assistant", "content": reply.get("content") or None}
+            if reply.get("tool_calls"):
+                message["tool_calls"] = [dict(call, index=k) for k, call in enumerate(reply["tool_calls"])]
+            finish = "tool_calls" if reply.get("tool_calls") else "stop"
+            usage = {"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010}
+            head = {"id": "r", "created": 0, "model": "gpt-4o"}
+            if not body.get("stream"):
+                choice = {"index": 0, "message": message, "finish_reason": finish}
+                self._reply(json.dumps({**head, "object": "chat.completion", "choices": [choice], "usage": usage}))
+                return
+            chunks = [
+                {"choices": [{"index": 0, "delta": message, "finish_reason": None}]},
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage},
+            ]
+            events = "".join(
+                f"data: {json.dumps({**head, 'object': 'chat.completion.chunk', **c})}\n\n" for c in chunks
+            )
+            self._reply(events + "data: [DONE]\n\n", kind="text/event-stream")
+
+    return ThreadingHTTPServer(("127.0.0.1", 0), Provider)
+
+
+def register_recorded_tools(transcript: Transcript) -> None:
+    """The recording's tools in the host's registry, each answering with its recorded outputs."""
+    from tools.registry import registry
+
+    answers = {m.get("tool_call_id"): m.get("content") for m in transcript.messages if m["role"] == "tool"}
+    outputs: defaultdict[tuple[str, str], deque[Any]] = defaultdict(deque)
+    for message in transcript.messages:
+        for call in message.get("tool_calls") or []:
+            arguments = json.dumps(json.loads(call["function"]["arguments"] or "{}"), sort_keys=True)
+            outputs[(call["function"]["name"], arguments)].append(answers.get(call["id"], ""))
+    for tool in transcript.tools:
+        name = tool["function"]["name"]
+
+        def handler(args: dict[str, Any], _name: str = name, **_kwargs: Any) -> Any:
+            queue = outputs.get((_name, json.dumps(args, sort_keys=True)))
+            return queue.popleft() if queue else ""
+
+        registry.register(name=name, toolset="replay", schema=tool["function"], handler=handler, override=True)
+
+
+def main() -> None:
+    os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-home-")
+    transcript = load_transcript(sys.argv[1])
+    sent: list[dict[str, Any]] = []
+    server = provider(deque(m for m in transcript.messages if m["role"] == "assistant"), int(sys.argv[2]), sent)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    register_recorded_tools(transcript)
+    from run_agent import AIAgent
+
+    agent = AIAgent(
+        base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+        api_key="unused",
+        model="gpt-4o",
+        quiet_mode=True,
+        skip_context_files=True,
+        skip_memory=True,
+        enabled_toolsets=["replay"],
+        max_iterations=200,
+        tool_delay=0,
+    )
+    history = None
+    for message in transcript.messages:
+        if message["role"] == "user":
+            done = agent.run_conversation(
+                message["content"], system_message=transcript.system_prompt, conversation_history=history
+            )
+            history = done.get("messages")
+    print(json.dumps({"requests": sent, "window": agent.context_compressor.context_length}))
+
+
+if __name__ == "__main__":
+    main()
