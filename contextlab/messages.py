@@ -365,6 +365,39 @@ def wire_message(message: Message, echo_reasoning: bool = False) -> Message:
 
 _NOT_SENT = PERSISTENCE_ONLY_MESSAGE_FIELDS | PRIVATE_RECOVERY_MESSAGE_FIELDS | {"api_content"} | WIRE_DROPPED_KEYS
 
+TRANSPORT_DROPPED_KEYS = frozenset({"tool_name", "effect_disposition", "codex_reasoning_items", "codex_message_items"})
+"""Row keys the chat-completions transport drops as the request leaves (``NousResearch/hermes-agent``
+``agent/transports/chat_completions.py`` @``001a4e55``, ``convert_messages``): after the host's
+estimates, which count them, and before the provider, which never sees them."""
+_CALL_KEYS_DROPPED = ("call_id", "response_item_id", "extra_content")
+"""Tool-call keys the transport drops: Responses ids, and Gemini's thought signature (the last)."""
+
+
+def keeps_thought_signatures(model: str) -> bool:
+    """The transport keeps a tool call's ``extra_content`` (Gemini's thought signature) only for a
+    Gemini-family model (upstream ``_model_consumes_thought_signature``)."""
+    name = model.lower()
+    return "gemini" in name or "gemma" in name
+
+
+def transport_form(wire: Message, thought_signatures: bool = False) -> Message:
+    """``wire`` as the transport sends it: :data:`TRANSPORT_DROPPED_KEYS` dropped, and the Responses
+    ids (and, unless ``thought_signatures``, ``extra_content``) dropped from its tool calls. ``wire``
+    itself when it holds none of them (nearly every row)."""
+    out: Message | None = None
+    if not TRANSPORT_DROPPED_KEYS.isdisjoint(wire):
+        out = {key: value for key, value in wire.items() if key not in TRANSPORT_DROPPED_KEYS}
+    calls = wire.get("tool_calls")
+    if isinstance(calls, list):
+        dropped = _CALL_KEYS_DROPPED[:2] if thought_signatures else _CALL_KEYS_DROPPED
+        if any(isinstance(call, dict) and any(key in call for key in dropped) for call in calls):
+            out = dict(wire) if out is None else out
+            out["tool_calls"] = [
+                {k: v for k, v in call.items() if k not in dropped} if isinstance(call, dict) else call
+                for call in calls
+            ]
+    return wire if out is None else out
+
 
 def _canonical_call(call: dict[str, Any]) -> dict[str, Any]:
     """``call`` with its argument string as the host sends it (:func:`sent_arguments`); a call whose

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from contextlab import replay
 from contextlab.messages import (
     PERSISTENCE_ONLY_MESSAGE_FIELDS,
     UidMinter,
@@ -14,12 +15,16 @@ from contextlab.messages import (
     clone_messages,
     deterministic_tool_call_id,
     freeze,
+    keeps_thought_signatures,
     merge_user_messages,
     sanitize_request,
     stamp_identity,
+    transport_form,
     validate_messages,
     wire_message,
 )
+from contextlab.transcripts.model import Transcript
+from tests.request_log import Requests
 
 STUB = "[Result unavailable — see context summary above]"
 """The host's stub result text (hermes-agent agent/agent_runtime_helpers.py sanitize_api_messages)."""
@@ -256,3 +261,61 @@ def test_clone_is_structural_and_freeze_is_content_keyed() -> None:
     assert freeze(original[0]) == freeze(clone_messages(original)[0])
     assert freeze(original[0]) != freeze(clone[0])
     hash(freeze(original[0]))
+
+
+def test_the_transport_drops_what_no_provider_takes_and_keeps_the_rest() -> None:
+    """Upstream ``ChatCompletionsTransport.convert_messages``: search-index and Codex keys go, and so
+    do the Responses ids of calls and (for any model but Gemini's) their thought signatures."""
+    tool_row = {"role": "tool", "name": "terminal", "tool_name": "terminal", "content": "ok", "tool_call_id": "c1"}
+    assert transport_form(tool_row) == {"role": "tool", "name": "terminal", "content": "ok", "tool_call_id": "c1"}
+    call = {
+        "id": "c1",
+        "call_id": "c1",
+        "response_item_id": "fc_1",
+        "extra_content": {"google": {"sig": "x"}},
+        "type": "function",
+        "function": {"name": "f", "arguments": "{}"},
+    }
+    assistant = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [call],
+        "codex_message_items": [{}],
+        "codex_reasoning_items": [{}],
+        "effect_disposition": "applied",
+    }
+    sent = transport_form(assistant)
+    assert sent == {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    }
+    assert transport_form(assistant, thought_signatures=True)["tool_calls"][0]["extra_content"] == {
+        "google": {"sig": "x"}
+    }
+    assert assistant["tool_calls"][0]["call_id"] == "c1"  # the given row is never changed
+    plain = {"role": "user", "content": "hi"}
+    assert transport_form(plain) is plain
+    assert keeps_thought_signatures("google/gemini-3-pro") and keeps_thought_signatures("gemma-3-27b")
+    assert not keeps_thought_signatures("gpt-4o")
+
+
+def test_a_hermes_recordings_search_index_key_is_estimated_but_never_sent() -> None:
+    """The host's rough estimate reads the request copy, which still holds ``tool_name``; the provider
+    gets the row without it (and counts the same tokens: no provider reads it)."""
+    call = {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+    rows = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "name": "terminal", "tool_name": "terminal", "content": "done", "tool_call_id": "c1"},
+        {"role": "assistant", "content": "finished"},
+    ]
+    requests = Requests()
+    with_key = replay(
+        Transcript("h", rows, "sys", [], source_format="hermes-session"), observers=[requests], probes=False
+    )
+    without = [{k: v for k, v in r.items() if k != "tool_name"} for r in rows]
+    bare = replay(Transcript("h", without, "sys", [], source_format="hermes-session"), probes=False)
+    assert "tool_name" not in requests.sent[-1][-1] and requests.sent[-1][-1]["name"] == "terminal"
+    assert with_key.trace["prompt_tokens"].tolist() == bare.trace["prompt_tokens"].tolist()
+    assert with_key.trace["prompt_tokens_rough"].iloc[-1] > bare.trace["prompt_tokens_rough"].iloc[-1]

@@ -12,26 +12,42 @@ from __future__ import annotations
 from typing import Any
 
 from contextlab.engine import Message
-from contextlab.messages import freeze, wire_message
+from contextlab.messages import freeze, transport_form, wire_message
 from contextlab.tokens import ExactCounter, RoughCounter
 
 
 class MessageMemo:
-    """Wire form (for the replay's route), exact tokens (of wire messages) and rough tokens, memoized by content."""
+    """Wire form (for the replay's route), exact tokens (of wire messages) and rough tokens, memoized by content.
 
-    def __init__(self, exact: ExactCounter, rough: RoughCounter, *, echo_reasoning: bool = False) -> None:
+    The wire form is the row as it leaves the transport (:func:`~contextlab.messages.transport_form`);
+    the rough estimate is the host's, of the request copy before the transport drops its keys."""
+
+    def __init__(
+        self,
+        exact: ExactCounter,
+        rough: RoughCounter,
+        *,
+        echo_reasoning: bool = False,
+        thought_signatures: bool = False,
+    ) -> None:
         self.exact_counter = exact
         self.rough_counter = rough
         self.echo_reasoning = echo_reasoning  # the route's: one per replay, so no memo key needs it
+        self.thought_signatures = thought_signatures  # the model's: the same
         self._rows: dict[Any, tuple[Message, int, int]] = {}
+
+    def _forms(self, message: Message) -> tuple[Message, Message]:
+        """The request copy the host estimates, and what the transport sends of it."""
+        copy = wire_message(message, self.echo_reasoning)
+        return copy, transport_form(copy, self.thought_signatures)
 
     def row(self, message: Message) -> tuple[Message, int, int]:
         """Wire form, exact tokens and rough tokens of a message, with one content hash for all three."""
         key = freeze(message)
         hit = self._rows.get(key)
         if hit is None:
-            wire = wire_message(message, self.echo_reasoning)
-            hit = (wire, self.exact_counter.message(wire), self.rough_counter.message(wire))
+            copy, wire = self._forms(message)
+            hit = (wire, self.exact_counter.message(wire), self.rough_counter.message(copy))
             self._rows[key] = hit
         return hit
 
@@ -39,13 +55,13 @@ class MessageMemo:
         """What :meth:`row` gives, without the content-keyed lookups (three content hashes per row):
         for a row whose results are kept next to it (a newly appended history row). Its texts still
         hit the tokenizer's text memo."""
-        wire = wire_message(message, self.echo_reasoning)
-        return wire, self.exact_counter.count_message(wire), self.rough_counter.estimate(wire)
+        copy, wire = self._forms(message)
+        return wire, self.exact_counter.count_message(wire), self.rough_counter.estimate(copy)
 
     def fresh_wire(self, message: Message) -> tuple[Message, int]:
         """Wire form and rough tokens of a message, without the content-keyed lookups."""
-        wire = wire_message(message, self.echo_reasoning)
-        return wire, self.rough_counter.estimate(wire)
+        copy, wire = self._forms(message)
+        return wire, self.rough_counter.estimate(copy)
 
     def stale_thinking(self, message: Message) -> int:
         """Rough tokens an assistant row's reasoning adds to the host's estimate of the *persisted*

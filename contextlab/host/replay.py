@@ -44,7 +44,7 @@ from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.host.usage_model import reported_prompt_tokens
 from contextlab.host.user_turn import ensure_user_turn
 from contextlab.host.validity import row_problem
-from contextlab.messages import UidMinter, clone_messages, freeze, stamp_identity
+from contextlab.messages import UidMinter, clone_messages, freeze, keeps_thought_signatures, stamp_identity
 from contextlab.reasoning import needs_reasoning_echo
 from contextlab.thresholds import threshold_note, warn_clamped_once
 from contextlab.tokens import (
@@ -94,7 +94,12 @@ class ReplayHost:
         self.exact = counter or ExactCounter(settings.encoding)
         self.model = settings.model or transcript.model or "gpt-4o"
         self.echo_reasoning = needs_reasoning_echo(settings.provider, self.model, settings.base_url)
-        self.memo = MessageMemo(self.exact, RoughCounter(), echo_reasoning=self.echo_reasoning)
+        self.memo = MessageMemo(
+            self.exact,
+            RoughCounter(),
+            echo_reasoning=self.echo_reasoning,
+            thought_signatures=keeps_thought_signatures(self.model),
+        )
         self.runner = CompactionRunner(engine, settings.compress_timeout_s)
         self.minter = UidMinter(settings.seed)
         self._corruption_marker = hermes_texts.text("corrupted_arguments_marker")
@@ -437,7 +442,7 @@ class ReplayHost:
         total = self._rough_fixed
         for m in history:
             i = working.position(m)  # the history's own rows keep their estimate
-            total += working.row_counts(i)[2] if i is not None else self.memo.rough(self.memo.wire(m))
+            total += working.row_counts(i)[2] if i is not None else self.memo.row(m)[2]
         return total
 
     def _rough_of_request(self, request: AssembledRequest) -> int:

@@ -4,9 +4,8 @@
 server that answers with the recorded assistant messages and tools that return the recorded outputs;
 contextlab replays the same file. Every request the real loop sent must be contextlab's request of
 the same index, row for row after the system prompt (the real host writes its own: its identity,
-then the recording's prompt, then the date and model), with one difference contextlab does not
-model in the bytes it shows observers: the ``tool_name`` key of tool rows, which the host's
-transport drops on the wire and no provider counts (``docs/host-loop.md`` §Tool results).
+then the recording's prompt, then the date and model), key for key (``docs/host-loop.md`` §Tool
+results, *The real loop*).
 """
 
 from __future__ import annotations
@@ -17,29 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from contextlab import load_transcript, replay, save_transcript
-from contextlab.host.observers import RequestView
 from contextlab.transcripts.model import Transcript
 from tests.hermes.conftest import REPO
-
-
-class Requests:
-    """An observer keeping every request's rows."""
-
-    def __init__(self) -> None:
-        self.sent: list[list[dict[str, Any]]] = []
-
-    def columns(self) -> list[str]:
-        return []
-
-    def observe(self, view: RequestView) -> dict[str, Any]:
-        self.sent.append([dict(m) for m in view.messages])
-        return {}
-
-    def summary(self) -> dict[str, Any]:
-        return {}
-
-    def clone(self) -> Requests:
-        return self  # one replay: the test reads this instance
+from tests.request_log import Requests
 
 
 def real_requests(hermes_python: Path, path: Path, window: int, workdir: Path) -> list[list[dict[str, Any]]]:
@@ -76,7 +55,7 @@ def preview(content: Any) -> Any:
 
 
 def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: preview(v) if k == "content" else v for k, v in row.items() if k != "tool_name"} for row in rows[1:]]
+    return [{k: preview(v) if k == "content" else v for k, v in row.items()} for row in rows[1:]]
 
 
 def test_the_real_loop_sends_what_contextlab_sends_on_a_coding_session(hermes_python: Path, tmp_path: Path) -> None:

@@ -16,35 +16,15 @@ from contextlab.engine import Message
 from contextlab.host import history as history_module
 from contextlab.host.history import WorkingHistory
 from contextlab.host.memo import MessageMemo
-from contextlab.host.observers import RequestView
 from contextlab.host.repair import repair_history
 from contextlab.host.settings import HostSettings
 from contextlab.messages import UidMinter, clone_messages, stamp_identity
 from contextlab.tokens import ExactCounter, RoughCounter
 from contextlab.transcripts.model import Transcript
+from tests.request_log import Requests
 from tests.toy_engines import BaseToy
 
 MARKER = hermes_texts.text("corrupted_arguments_marker")
-
-
-class Requests:
-    """Keeps a copy of every request the host sends."""
-
-    def __init__(self) -> None:
-        self.sent: list[list[Message]] = []
-
-    def columns(self) -> list[str]:
-        return []
-
-    def observe(self, view: RequestView) -> dict[str, Any]:
-        self.sent.append([dict(m) for m in view.messages])
-        return {}
-
-    def summary(self) -> dict[str, Any]:
-        return {}
-
-    def clone(self) -> Requests:
-        return self
 
 
 def call(call_id: str, arguments: str = '{"path": "a.py"}') -> dict[str, Any]:
