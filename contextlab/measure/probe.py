@@ -162,7 +162,7 @@ class MeasureProbe:
         self._introduced = np.fromiter((t.message_index for t in targets), dtype=np.int64, count=len(targets))
         self._next = 0
         # Targets a host spill took out of the row that introduces them: never in the conversation
-        # the engine was given, so never eligible (docs/metrics.md, Targets the host spilled).
+        # the engine was given, so never eligible (docs/metrics.md, Targets).
         self._host_spilled: set[int] = set()
         self._made: dict[int, Message] = {}  # transcript index -> the row the host made instead
         self._eligible = bytearray(len(targets))
