@@ -26,9 +26,9 @@ from typing import Any
 import pandas as pd
 
 from contextlab import Transcript, load_transcript, replay
-from contextlab.engines.textmemo import clear_text_memos
 from contextlab.host import HostSettings
 from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
+from contextlab.textmemo import clear_text_memos
 
 # Timed as a first sight: a transcript's probe targets are extracted, not read back from the on-disk
 # target store (which a rerun would otherwise find filled); set the variable to time the store.

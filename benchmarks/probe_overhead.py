@@ -42,12 +42,12 @@ from forked import in_fork
 from contextlab import load_dataset
 from contextlab.api import replay
 from contextlab.engines.compressor.budgets import _text_tokens as text_tokens_memo
-from contextlab.engines.textmemo import clear_text_memos
 from contextlab.measure import targets_for
 from contextlab.measure.recovery import fact_key
 from contextlab.measure.target_store import ENV_DIRECTORY as TARGET_STORE
 from contextlab.measure.targets import forget
 from contextlab.measure.template import host_texts
+from contextlab.textmemo import clear_text_memos
 from contextlab.tokens import ExactCounter
 from contextlab.tool_arguments import sent_arguments as canonical_arguments_memo
 from contextlab.transcripts import GoldFact, Transcript

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from arguments import at_least_one
 
-from contextlab.engines.summarizers.redact import redact_uncached
 from contextlab.errors import TranscriptError
 from contextlab.messages import content_text, tool_calls
+from contextlab.redact import redact_uncached
 from contextlab.transcripts import load_transcripts
 
 REPO = Path(__file__).resolve().parent.parent

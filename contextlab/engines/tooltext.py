@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from contextlab.engines.textmemo import TextMemo
+from contextlab.textmemo import TextMemo
 
 _COMMAND_KEYS = ("command", "cmd", "script", "code")
 _PATH_KEYS = ("path", "file_path", "file", "filename", "notebook_path", "target_file", "filepath")

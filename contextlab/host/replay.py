@@ -21,6 +21,7 @@ from typing import Any
 from contextlab import clock as vclock
 from contextlab import hermes_texts
 from contextlab.engine import ContextEngine, Message, hook, overrides
+from contextlab.host.assistant_rows import made_assistant
 from contextlab.host.compaction import CompactionRunner, PassResult
 from contextlab.host.engine_tools import EngineToolRouter, tool_names
 from contextlab.host.heap import quiet_collector
@@ -115,7 +116,8 @@ class ReplayHost:
         self._observes_turns = overrides(engine, "on_turn_complete")
         self._session_hooks = overrides(engine, "on_session_start")
         # A Hermes recording holds the rows its host made already; they are never made twice.
-        self._makes_tool_results = settings.tool_results == "host" and not transcript.source_format.startswith("hermes")
+        self._hermes_recording = transcript.source_format.startswith("hermes")
+        self._makes_tool_results = settings.tool_results == "host" and not self._hermes_recording
         self._tool_results = ToolResultMaker(ToolResultBudget())
         self._ends_sessions = overrides(engine, "on_session_end")
         self._turns = plan_turns(transcript.messages)  # planned once: the run and the manual events use it
@@ -572,7 +574,7 @@ class ReplayHost:
         self._pending_verdict = False
         self._awaiting_usage = False
 
-        self._append([assistant])
+        self._append([self._made_assistant(assistant, step.assistant_index)])
         stamp_identity(self.working.peek(), self.minter, start=len(self.working.peek()) - 1)
         if has_usage:  # without usage the host keeps its previous anchor (docs/host-loop.md)
             self._anchor = (reported + completion, len(self.working.peek()))
@@ -701,7 +703,8 @@ class ReplayHost:
             self._tick(index)
         assistant = self.transcript.messages[step.assistant_index]
         results = [self.transcript.messages[i] for i in step.tool_indices]
-        self._append([assistant, *self._made_results(assistant, results, step.tool_indices)])
+        made = self._made_assistant(assistant, step.assistant_index)
+        self._append([made, *self._made_results(assistant, results, step.tool_indices)])
         stamp_identity(self.working.peek(), self.minter, start=start)
 
     def _assemble(self) -> AssembledRequest:
@@ -924,6 +927,22 @@ class ReplayHost:
         if result.outcome == "timeout":
             self.working.engine_views().invalidate()  # the abandoned pass may still hold the copies
 
+    def _made_assistant(self, assistant: Message, index: int) -> Message:
+        """The row the host keeps of a recorded reply (its content flattened, stripped of inline
+        reasoning blocks, stripped and redacted: ``docs/host-loop.md`` §Assistant rows)."""
+        if self._hermes_recording:
+            return assistant
+        made = made_assistant(assistant)
+        if made is not assistant:
+            self._tell_rows_made({index: made})
+        return made
+
+    def _tell_rows_made(self, rows: dict[int, Message]) -> None:
+        for observer in self.observers:
+            rows_made = getattr(observer, "rows_made", None)
+            if callable(rows_made):
+                rows_made(rows)
+
     def _made_results(self, assistant: Message, results: list[Message], indices: Sequence[int]) -> list[Message]:
         """The rows the host makes from the recorded outputs of ``assistant``'s calls (its budget
         scaled to the engine's window, as the host reads it at each batch). Observers that define
@@ -945,10 +964,7 @@ class ReplayHost:
             if row.get("content") is not given.get("content")
         }
         if changed:
-            for observer in self.observers:
-                rows_made = getattr(observer, "rows_made", None)
-                if callable(rows_made):
-                    rows_made(changed)
+            self._tell_rows_made(changed)
         return made
 
     def _append(self, recorded: list[Message]) -> None:

@@ -43,9 +43,7 @@ RULE_MODULES = (
     "contextlab.engines.casefold",
     "contextlab.engines.summarizers.base",
     "contextlab.engines.summarizers.extractive",
-    "contextlab.engines.summarizers.redact",
     "contextlab.engines.summarizers.template",
-    "contextlab.engines.textmemo",
     "contextlab.engines.tooltext",
     "contextlab.errors",
     "contextlab.hermes_texts",
@@ -57,6 +55,8 @@ RULE_MODULES = (
     "contextlab.measure.text",
     "contextlab.messages",
     "contextlab.reasoning",
+    "contextlab.redact",
+    "contextlab.textmemo",
     "contextlab.tool_arguments",
     "contextlab.transcripts.model",
 )

@@ -1,11 +1,11 @@
 """The host's redaction done the plain way: its passes in its order behind its own substring gates,
-each pattern run over the whole text (what :mod:`contextlab.engines.summarizers.redact` computes
+each pattern run over the whole text (what :mod:`contextlab.redact` computes
 with its keyword gates, line-initial passes, dotted keys tried before an ``=`` and prefix hits;
 ``tests/hermes`` compares both with the host)."""
 
 from __future__ import annotations
 
-from contextlab.engines.summarizers import redact as R
+from contextlab import redact as R
 
 
 def plain_redact(text: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextlab.engines.summarizers.redact import mask, redact, redact_uncached
+from contextlab.redact import mask, redact, redact_uncached
 from tests.engines.redaction_reference import CASES, PIECES, plain_redact
 
 

@@ -6,10 +6,11 @@ import random
 
 import pytest
 
-from contextlab.engines import textmemo, tooltext
+from contextlab import textmemo
+from contextlab.engines import tooltext
 from contextlab.engines.summarizers import extractive
-from contextlab.engines.summarizers.redact import redact, redact_uncached
-from contextlab.engines.textmemo import TextMemo, clear_text_memos
+from contextlab.redact import redact, redact_uncached
+from contextlab.textmemo import TextMemo, clear_text_memos
 from tests.engines.redaction_reference import plain_redact
 
 PIECES = [

@@ -1,7 +1,8 @@
 """Drives the real Hermes loop (``AIAgent.run_conversation``) over a recorded conversation and prints
 the provider requests it sent, as JSON.
 
-Run with the real host's python (``tests/hermes``): ``python real_loop.py TRANSCRIPT WINDOW``. A
+Run with the real host's python (``tests/hermes``): ``python real_loop.py TRANSCRIPT WINDOW [LIMIT]``
+(with LIMIT, it stops at the first user message after LIMIT requests and prints those). A
 local OpenAI-compatible server answers each request with the next recorded assistant message (and
 says the model's window is WINDOW); the recorded tools are registered in the host's tool registry
 with handlers that return the recorded outputs. Each recorded user message is one
@@ -111,14 +112,17 @@ def main() -> None:
         max_iterations=200,
         tool_delay=0,
     )
+    limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
     history = None
     for message in transcript.messages:
+        if limit is not None and len(sent) >= limit:
+            break
         if message["role"] == "user":
             done = agent.run_conversation(
                 message["content"], system_message=transcript.system_prompt, conversation_history=history
             )
             history = done.get("messages")
-    print(json.dumps({"requests": sent, "window": agent.context_compressor.context_length}))
+    print(json.dumps({"requests": sent[:limit], "window": agent.context_compressor.context_length}))
 
 
 if __name__ == "__main__":

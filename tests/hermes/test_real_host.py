@@ -406,7 +406,7 @@ def test_requests_carry_tool_arguments_and_surrogates_as_the_real_host_sends_the
 
 
 def test_secret_redaction_is_the_real_hosts(hermes_python: Path, shared_transcripts: Path) -> None:
-    """``contextlab.engines.summarizers.redact`` against the real 0.19.0 ``redact_sensitive_text``,
+    """``contextlab.redact`` against the real 0.19.0 ``redact_sensitive_text``,
     string for string: the rule pieces of ``tests/engines/redaction_reference.py`` in random texts, each
     fixed case of that file, and every distinct message and tool-call text of the recorded
     transcripts (their Django settings, config files and `.env` dumps)."""
@@ -415,12 +415,12 @@ def test_secret_redaction_is_the_real_hosts(hermes_python: Path, shared_transcri
         f"""
         import glob, json, random
         from agent.redact import redact_sensitive_text
-        from contextlab.engines.summarizers.redact import redact_uncached
+        from contextlab.redact import redact_uncached
         from contextlab.messages import content_text
         from contextlab.transcripts import load_transcripts
         from tests.engines.redaction_reference import CASES, PIECES
         rng = random.Random(20261205)
-        from contextlab.engines.summarizers.redact import _PREFIXED_KEYS
+        from contextlab.redact import _PREFIXED_KEYS
         keys = [p + body for p, _ in _PREFIXED_KEYS for body in ("AbC12xy_-=z", "Z" * 16, "a1" * 16, "1-")]
         pieces = PIECES + keys + ["\\u00e9", "\\u2192", "ſecret=", "K", "İ"]
         texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(20000)] + keys
@@ -773,3 +773,57 @@ def test_the_tool_rows_the_host_makes_are_the_real_hosts(hermes_python: Path) ->
     )
     assert found["differ"] == []
     assert found["compared"] == 1500 and found["spilled"] > 500 and found["wrapped"] > 200
+
+
+def test_the_assistant_content_the_host_keeps_is_the_real_hosts(hermes_python: Path) -> None:
+    """``host_content`` against the real 0.19.0 steps ``build_assistant_message`` takes with a
+    reply's content (``flatten_message_text``, the surrogate sweep, ``strip_think_blocks``, strip,
+    ``redact_sensitive_text``), on random contents built from reasoning and tool-call tags in every
+    case, unterminated blocks, ``<function name=...>`` at and off line starts, secrets, text parts,
+    images, ``None``."""
+    found = run_python(
+        hermes_python,
+        r"""
+        import json, random
+        from agent.agent_runtime_helpers import strip_think_blocks
+        from agent.message_content import flatten_message_text
+        from agent.redact import redact_sensitive_text
+        from run_agent import _sanitize_surrogates
+        from contextlab.host.assistant_rows import host_content
+
+        def theirs(content):
+            text = _sanitize_surrogates(flatten_message_text(content))
+            if text:
+                text = strip_think_blocks(None, text).strip()
+            if text:
+                text = redact_sensitive_text(text)
+            return text
+
+        rng = random.Random(20261206)
+        pieces = ["<think>", "</think>", "<THINK>", "<thinking>", "</thinking>", "<reasoning>", "</Reasoning>",
+                  "<REASONING_SCRATCHPAD>", "</REASONING_SCRATCHPAD>", "<thought>", "</thought>",
+                  "<tool_call>", "</tool_call>", '<tool_calls id="1">', "</tool_calls>", "<tool_result>",
+                  "</tool_result>", "<function_call>", "</function_call>", '<function name="f">', "</function>",
+                  "<function>", "\n", "\r", ". ", "  ", "plan", "answer", "x", "<", ">", "sk-abc123def456ghi789jkl",
+                  "ghp_" + "a" * 36, "password=hunter2", "é", "\ud83d", "\t"]
+        differ, stripped = [], 0
+        for _ in range(6000):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+            shape = rng.random()
+            if shape < 0.15:
+                content = [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": "u"}},
+                           {"type": "text", "text": rng.choice(["", "\n\n", "more"])}]
+            elif shape < 0.2:
+                content = None
+            else:
+                content = text
+            ours = host_content(content)
+            real = theirs(content)
+            stripped += real != (content if isinstance(content, str) else None)
+            if ours != real:
+                differ.append([json.dumps(content), real, ours])
+        print(json.dumps({"differ": differ[:3], "changed": stripped}))
+        """,
+    )
+    assert found["differ"] == []
+    assert found["changed"] > 2000

@@ -15,15 +15,20 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from contextlab import load_transcript, replay, save_transcript
 from contextlab.transcripts.model import Transcript
 from tests.hermes.conftest import REPO
 from tests.request_log import Requests
 
 
-def real_requests(hermes_python: Path, path: Path, window: int, workdir: Path) -> list[list[dict[str, Any]]]:
+def real_requests(
+    hermes_python: Path, path: Path, window: int, workdir: Path, limit: int | None = None
+) -> list[list[dict[str, Any]]]:
+    extra = [] if limit is None else [str(limit)]
     done = subprocess.run(
-        [str(hermes_python), str(REPO / "tests" / "hermes" / "real_loop.py"), str(path), str(window)],
+        [str(hermes_python), str(REPO / "tests" / "hermes" / "real_loop.py"), str(path), str(window), *extra],
         cwd=workdir,
         capture_output=True,
         text=True,
@@ -58,17 +63,38 @@ def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: preview(v) if k == "content" else v for k, v in row.items()} for row in rows[1:]]
 
 
-def test_the_real_loop_sends_what_contextlab_sends_on_a_coding_session(hermes_python: Path, tmp_path: Path) -> None:
-    path = REPO / "datasets" / "coding-agent-short.jsonl.gz"
-    theirs = real_requests(hermes_python, path, 128_000, tmp_path)
+def aligned(transcript: Transcript) -> int:
+    """How many requests the real loop sends as the recording did: up to the first reply it would
+    follow differently (a text reply the recorded turn goes on after ends the loop's turn; a call
+    whose results a user row follows gets another request from the loop)."""
+    requests, last = 0, None
+    for message in transcript.messages:
+        if message["role"] == "user":
+            if last == "calls":
+                return requests
+            last = None
+        elif message["role"] == "assistant":
+            if last == "text":
+                return requests
+            requests += 1
+            last = "calls" if message.get("tool_calls") else "text"
+    return requests
+
+
+@pytest.mark.parametrize(
+    ("dataset", "expected"), [("coding-agent-short", 17), ("support-agent", 36), ("coding-agent", 34)]
+)
+def test_the_real_loop_sends_what_contextlab_sends(
+    hermes_python: Path, tmp_path: Path, dataset: str, expected: int
+) -> None:
+    path = REPO / "datasets" / f"{dataset}.jsonl.gz"
+    count = aligned(load_transcript(path))
+    assert count == expected  # each dataset's first departure from the loop's shape
+    theirs = real_requests(hermes_python, path, 128_000, tmp_path, limit=count)
     ours = our_requests(path, 128_000)
-    # The recording's last turn goes on after a text reply (a plan, then its first call): the real
-    # loop ends the turn there, so it sends 17 of the recording's 21 requests.
-    assert len(theirs) == 17 and len(ours) == 21
+    assert len(theirs) == count
     for index, (real, simulated) in enumerate(zip(theirs, ours, strict=False)):
-        assert comparable(real) == comparable(simulated), f"request {index}"
-    # The tool rows carry the tool's name, as the host writes them.
-    assert sum(row.get("name") == "search_files" for row in ours[1]) == 1
+        assert comparable(real) == comparable(simulated), f"{dataset}: request {index}"
 
 
 def test_the_real_loop_spills_what_contextlab_spills(hermes_python: Path, tmp_path: Path) -> None:

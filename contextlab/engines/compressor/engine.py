@@ -28,11 +28,11 @@ from contextlab.engines.summarizers.extractive import (
     task_snapshot,
 )
 from contextlab.engines.summarizers.prompt import build_prompt
-from contextlab.engines.summarizers.redact import redact
 from contextlab.engines.summarizers.template import FALLBACK_TEMPLATE, HOST_TEMPLATE, SummaryTemplate
 from contextlab.errors import EngineError
 from contextlab.messages import content_text
 from contextlab.reasoning import stale_thinking_reaches_wire
+from contextlab.redact import redact
 from contextlab.tokens import RoughCounter
 
 FALLBACK_MAX_CHARS = 8_000

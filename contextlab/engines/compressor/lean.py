@@ -11,8 +11,8 @@ import re
 from contextlab import hermes_texts as texts
 from contextlab.engine import Message
 from contextlab.engines.compressor.tool_summary import is_stub
-from contextlab.engines.summarizers.redact import redact
 from contextlab.messages import content_text
+from contextlab.redact import redact
 
 KEEP_TOOL_ROUNDS = 6
 DEMOTE_MIN_CHARS = 1_500

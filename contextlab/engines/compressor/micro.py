@@ -21,10 +21,10 @@ from contextlab.engine import Message
 from contextlab.engines.compressor import assembly, boundaries
 from contextlab.engines.summarizers.base import Summarizer, SummaryFailure, SummaryRequest
 from contextlab.engines.summarizers.prompt import HISTORICAL_TASK_HEADING, serialize
-from contextlab.engines.summarizers.redact import redact
 from contextlab.engines.summarizers.template import SectionSpec, SummaryTemplate
 from contextlab.errors import ConfigError
 from contextlab.messages import content_text
+from contextlab.redact import redact
 from contextlab.tokens import RoughCounter, estimate_tokens_rough
 
 MICRO_KEY = "_micro_compact_marker"

@@ -25,9 +25,7 @@ from operator import methodcaller
 from contextlab import hermes_texts
 from contextlab.engine import Message
 from contextlab.engines.summarizers.base import SummaryRequest
-from contextlab.engines.summarizers.redact import redact
 from contextlab.engines.summarizers.template import SOURCE_ORDER, SectionSpec, SummaryTemplate
-from contextlab.engines.textmemo import TextMemo
 from contextlab.engines.tooltext import (
     ERROR_HINT,
     call_target,
@@ -41,6 +39,8 @@ from contextlab.engines.tooltext import (
     result_outcome,
 )
 from contextlab.messages import content_text, tool_call_arguments, tool_call_name, tool_calls
+from contextlab.redact import redact
+from contextlab.textmemo import TextMemo
 
 FOCUS_SHARE = 0.65
 """With an explicit focus topic, non-matching items get at most 1 − this share of the budget."""

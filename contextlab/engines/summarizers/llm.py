@@ -25,9 +25,9 @@ from typing import Any
 
 from contextlab.engine import Message
 from contextlab.engines.summarizers.base import FailureKind, SummaryFailure, SummaryRequest
-from contextlab.engines.summarizers.redact import redact
 from contextlab.errors import ConfigError
 from contextlab.messages import content_text, tool_call_arguments, tool_call_name, tool_calls
+from contextlab.redact import redact
 
 BODY_MAX_CHARS = 6_000
 BODY_HEAD_CHARS = 4_000

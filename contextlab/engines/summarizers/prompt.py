@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from contextlab.engine import Message
 from contextlab.engines.summarizers.base import SummaryRequest
-from contextlab.engines.summarizers.redact import redact
 from contextlab.messages import content_text
+from contextlab.redact import redact
 
 HISTORICAL_TASK_HEADING = "## Historical Task Snapshot"
 NO_USER_SENTINEL = "None. This session contains no user-authored turns."

@@ -34,7 +34,7 @@ from operator import itemgetter
 
 import ahocorasick_rs
 
-from contextlab.engines.textmemo import TextMemo
+from contextlab.textmemo import TextMemo
 
 # --------------------------------------------------------------------------- masks
 
