@@ -69,9 +69,9 @@ class RequestObserver(Protocol):
     request (retention probes read the transcript's gold facts there), ``bind_engine(engine)`` just
     before it (only the recovery oracle uses it, to call the engine's own recall tools), and
     ``finish(result)`` once after the run (to add frames, post-run columns and summary values), and
-    ``rows_made(rows)`` whenever the host appends tool rows whose content is not the recorded one
-    (``{transcript index: row}``: an output spilled to a preview or wrapped; ``docs/host-loop.md``
-    §Tool results).
+    ``rows_made(rows)`` whenever the host appends rows whose content is not the recorded one
+    (``{transcript index: row}``: a tool output spilled to a preview or wrapped, a reply's content
+    flattened, stripped or redacted; ``docs/host-loop.md`` §Tool results, §Assistant rows).
     """
 
     def columns(self) -> list[str]:

@@ -217,8 +217,9 @@ class MeasureProbe:
             self._oracle = oracle if oracle.available else None
 
     def rows_made(self, rows: Mapping[int, Message]) -> None:
-        """The host appended these transcript rows with other content (spilled or wrapped tool
-        outputs): the targets a row introduces that its made form lacks are set aside."""
+        """The host appended these transcript rows with other content (a spilled or wrapped tool
+        output, a reply it flattened, stripped or redacted): the targets a row introduces that its
+        made form lacks are set aside."""
         if not self._bound:
             return
         self._made.update(rows)
