@@ -104,6 +104,7 @@ def test_replay_without_probes_writes_the_same_host_columns_and_no_measurement_f
         (["replay", "{t}", "--context-length", "-5"], "expected a positive integer"),
         (["replay", "{t}", "--threshold-percent", "abc"], "expected a number"),
         (["replay", "{t}", "--param", "novalue"], "expected KEY=VALUE"),
+        (["replay", "{t}", "--tool-results", "raw"], "invalid choice: 'raw'"),
         (["replay", "{t}", "--param", "bogus=1"], "bad parameters"),
         (["replay", "{t}", "--cache", "anthropic:claude-sonnet-4-5"], "no price for this model"),
         (["replay", "{t}", "--cache", "nosuchprovider"], "unknown cache provider"),

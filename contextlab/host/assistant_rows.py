@@ -7,7 +7,7 @@ recorded reply in for the provider's, so the host makes its row's content the sa
 (``docs/host-loop.md`` §Assistant rows). Sources, ``NousResearch/hermes-agent`` as released in PyPI
 ``hermes-agent`` 0.19.0: ``agent/chat_completion_helpers.py`` (``build_assistant_message``),
 ``agent/message_content.py`` (``flatten_message_text``), ``agent/agent_runtime_helpers.py``
-(``strip_think_blocks``); redaction is :func:`contextlab.redact.redact`.
+(``strip_think_blocks``, the same rules @``0009407f``); redaction is :func:`contextlab.redact.redact`.
 """
 
 from __future__ import annotations

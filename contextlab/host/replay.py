@@ -119,6 +119,7 @@ class ReplayHost:
         self._hermes_recording = transcript.source_format.startswith("hermes")
         self._makes_tool_results = settings.tool_results == "host" and not self._hermes_recording
         self._tool_results = ToolResultMaker(ToolResultBudget())
+        self._tool_window = -1  # the window the maker's budget was scaled to
         self._ends_sessions = overrides(engine, "on_session_end")
         self._turns = plan_turns(transcript.messages)  # planned once: the run and the manual events use it
         self._manual = self._manual_compactions()
@@ -950,10 +951,11 @@ class ReplayHost:
         outputs): the probe does not count what a spill took out as lost by the engine."""
         if not self._makes_tool_results or not results:
             return results
-        window = int(self.engine.context_length)
         maker = self._tool_results
-        if maker.budget != (budget := ToolResultBudget.for_window(window)):
-            maker.budget = budget
+        window = int(self.engine.context_length)
+        if window != self._tool_window:  # scaled again only when the engine's window changes
+            self._tool_window = window
+            maker.budget = ToolResultBudget.for_window(window)
         spilled = maker.spilled
         made = maker.make(assistant, results)
         if maker.spilled != spilled and self.rows:

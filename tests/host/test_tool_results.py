@@ -81,17 +81,17 @@ def test_an_oversized_output_becomes_a_preview_of_its_head() -> None:
     assert len(text) < 2_200
 
 
-def test_read_file_is_never_spilled_and_short_outputs_stay() -> None:
-    big = "x" * 200_000
+def test_read_file_is_spilled_only_by_the_batch_budget() -> None:
+    """``read_file`` has no per-output threshold, but the batch budget has no pin: a read larger than
+    the batch's 30% is spilled, one between the two sizes is kept, and a short output stays."""
     made = ToolResultMaker(ToolResultBudget.for_window(8_000)).make(
-        asking(call("a", "read_file"), call("b", "terminal")), [output("a", big), output("b", "short")]
+        asking(call("a", "read_file"), call("b", "terminal")), [output("a", "x" * 200_000), output("b", "short")]
     )
-    # read_file alone is over the batch budget: the batch spills it anyway (the budget has no pin).
-    assert made[0]["content"].startswith(PERSISTED_OPEN)
+    assert made[0]["content"].startswith(PERSISTED_OPEN) and made[1]["content"] == "short"
     made = ToolResultMaker(ToolResultBudget.for_window(8_000)).make(
         asking(call("a", "read_file")), [output("a", "y" * 12_000)]
     )
-    assert made[0]["content"] == "y" * 12_000  # over the per-output size, within the batch's 16,000
+    assert made[0]["content"] == "y" * 12_000  # over the per-output 8,000, within the batch's 16,000
 
 
 def test_the_batch_budget_spills_the_largest_outputs_first() -> None:
@@ -203,3 +203,15 @@ def test_spilled_targets_are_never_eligible() -> None:
     assert made.trace["facts_eligible"].iloc[-1] == 1 and made.trace["fact_retention"].iloc[-1] == 1.0
     recorded = replay(session, "passthrough", context_length=16_000, tool_results="recorded")
     assert recorded.summary["targets_spilled_by_host"] == 0 and recorded.trace["facts_eligible"].iloc[-1] == 2
+
+
+def test_a_bad_mode_in_a_sweep_file_is_one_line_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("transcripts: [coding-agent-short]\nengines: [passthrough]\nsettings: {tool_results: raw}\n")
+    out = tmp_path / "out"
+    assert main(["bench", str(sweep), "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert error == ["contextlab: error: settings: tool_results must be one of host, recorded, got 'raw'"]
+    assert not out.exists()
