@@ -250,6 +250,7 @@ _SETUP = _cols(
         ("threshold_tokens", "int", "tokens", "the engine's effective threshold at the end of the run"),
         ("threshold_percent", "float", "share", "the `threshold_percent` setting (empty: the engine's own)"),
         ("threshold_note", "str", "", "why the effective threshold is not percent x window"),
+        ("window_note", "str", "", "set when the real host would refuse the window (under 64,000 tokens)"),
         ("status", "str", "", "`ok`, `failed`, or in a sweep `crashed` / `timeout`"),
         ("error", "str", "", "why a failed run failed"),
     ),
@@ -578,6 +579,7 @@ class RunSummary:
     threshold_tokens: int = 0
     threshold_percent: float | None = None
     threshold_note: str = ""
+    window_note: str = ""
     status: Status = "ok"
     error: str | None = None
     requests: int = 0

@@ -28,6 +28,7 @@ from contextlab.engine import ContextEngine, Message, clone_engine, hook, is_eng
 from contextlab.engines import EngineSpec
 from contextlab.errors import EngineError
 from contextlab.host.compaction import _accepted_kwargs
+from contextlab.host.engine_tools import host_schema
 from contextlab.host.lifecycle import observation_copy
 from contextlab.host.replay import run_replay
 from contextlab.host.settings import HostSettings
@@ -54,7 +55,7 @@ RULES: dict[str, str] = {
     "merge_uids": "merges keep the first constituent's uid and list the others in _absorbed_message_uids",
     "inputs_not_mutated": "inputs are not mutated outside a committed pass (select_context never mutates)",
     "select_stable": "the same input gives an equal select_context result",
-    "tool_json": "handle_tool_call returns a JSON string for known and unknown tools",
+    "tool_json": "tool schemas have a name the host reads; handle_tool_call returns JSON for known and unknown tools",
     "turn_copy_read_only": "on_turn_complete treats its messages as read-only (the host passes a shallow copy)",
     "compacts_under_threshold": "a compactable single-turn tool loop over the threshold ends under it within 3 passes",
     "concurrent_clones": "clones replayed concurrently on several threads give the serial run's trace",
@@ -612,7 +613,11 @@ class _Driver:
         except Exception as error:
             self.fail("tool_json", f"get_tool_schemas raised {type(error).__name__}: {error}")
             return
-        names = [_tool_name(s) for s in schemas if isinstance(s, dict)]
+        for position, schema in enumerate(schemas):
+            if host_schema(schema) is None:
+                self.fail("tool_json", f"get_tool_schemas()[{position}] has no name the host reads; the host skips it")
+        schemas = [s for s in schemas if isinstance(s, dict)]
+        names = [_tool_name(s) for s in schemas]
         for name, schema in zip(names, schemas, strict=False):
             args = _sample_args(schema, self.history)
             self._tool_call(name, args)

@@ -12,6 +12,10 @@ from __future__ import annotations
 import threading
 import warnings
 
+MINIMUM_CONTEXT_LENGTH = 64_000
+"""The smallest window the host accepts (``MINIMUM_CONTEXT_LENGTH``, ``agent/model_metadata.py``); the
+compressor's threshold floor is the same number."""
+
 COMPRESSOR_ENGINES: frozenset[str] = frozenset({"compressor", "hermes.compressor"})
 """Engines that apply the host's floor rules to ``threshold_percent``."""
 
@@ -50,6 +54,20 @@ def threshold_note(engine: str, threshold_percent: float | None, context_length:
     else:
         reason = f"{base} sets its own threshold (it does not use threshold_percent)"
     return f"threshold_percent {threshold_percent:g} -> {effective:,} tokens: {reason}"
+
+
+def window_note(context_length: int) -> str | None:
+    """One line when the real host would refuse ``context_length``, or None.
+
+    The host's init raises for a model whose window is under :data:`MINIMUM_CONTEXT_LENGTH`
+    (``agent/agent_init.py``, PyPI ``hermes-agent`` 0.19.0 and ``NousResearch/hermes-agent``
+    @``00035936``). A replay runs such a window anyway (small windows make engines compact sooner,
+    which is what studies of them want), and says so.
+    """
+    if 0 < context_length < MINIMUM_CONTEXT_LENGTH:
+        minimum = MINIMUM_CONTEXT_LENGTH
+        return f"the real host refuses a window under {minimum:,} tokens; this replay runs {context_length:,}"
+    return None
 
 
 def warn_clamped_once(note: str) -> bool:

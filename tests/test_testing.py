@@ -149,6 +149,11 @@ class BadTools(Base):
         raise KeyError(name)  # unknown tools must get JSON too
 
 
+class NamelessTool(Base):
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        return [{"description": "a tool without a name", "parameters": {"type": "object", "properties": {}}}]
+
+
 class BadPrune(Base):
     def prune_tool_results_only(self, messages, current_tokens=None):  # type: ignore[no-untyped-def]
         return messages, 3  # claims work but returns the input
@@ -187,6 +192,7 @@ def _failed(engine: Any, **kwargs: Any) -> ConformanceReport:
         (MutatingSelect, {"inputs_not_mutated"}),
         (InvalidSelect, {"valid_output"}),
         (BadTools, {"tool_json"}),
+        (NamelessTool, {"tool_json"}),
         (BadPrune, {"noop_is_input"}),
     ],
 )

@@ -131,10 +131,13 @@ def render_summary(summary: dict[str, Any]) -> str:
 
 def setup_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """Model, window and the effective threshold (with why it differs from the setting)."""
-    from contextlab.thresholds import threshold_label
+    from contextlab.thresholds import MINIMUM_CONTEXT_LENGTH, threshold_label
 
     window = int(summary.get("context_length") or 0)
-    rows = [("model", str(summary.get("model") or "?")), ("context length", f"{window:,}")]
+    size = f"{window:,}"
+    if summary.get("window_note"):
+        size += f" (under the real host's minimum, {MINIMUM_CONTEXT_LENGTH:,})"
+    rows = [("model", str(summary.get("model") or "?")), ("context length", size)]
     if "threshold_tokens" in summary:
         note = str(summary.get("threshold_note") or "")
         label = threshold_label(int(summary["threshold_tokens"]), window)

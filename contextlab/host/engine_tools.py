@@ -1,25 +1,72 @@
-"""Engine tools answered live: when the recorded model called one of the engine's own tools
-(``lcm_grep``, ...), the host dispatches it to ``handle_tool_call`` and sends the engine's answer in
-place of the recorded result (``HostSettings(engine_tools="live")``; ``docs/host-loop.md`` §Engine
-tools)."""
+"""The engine's own tools: how the host adds them to the tool list at start-up, and, when the
+recorded model called one of them (``lcm_grep``, ...), how it dispatches the call to
+``handle_tool_call`` and sends the engine's answer in place of the recorded result
+(``HostSettings(engine_tools="live")``; ``docs/host-loop.md`` §Engine tools)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from contextlab.engine import ContextEngine, Message
 
 
-def tool_names(schemas: list[dict[str, Any]]) -> frozenset[str]:
-    """Names in ``get_tool_schemas()`` output (flat ``{"name": ...}`` or OpenAI ``{"function": {...}}``)."""
+def host_schema(schema: Any) -> dict[str, Any] | None:
+    """``schema`` as the host takes it from ``get_tool_schemas()``: the bare function schema (an entry
+    already in OpenAI form is unwrapped), or None when it has no usable ``name`` (the host skips it).
+    (``normalize_tool_schema``, ``agent/memory_manager.py``, PyPI ``hermes-agent`` 0.19.0.)"""
+    if not isinstance(schema, dict):
+        return None
+    if schema.get("type") == "function" and isinstance(schema.get("function"), dict):
+        schema = schema["function"]
+    name = schema.get("name")
+    return schema if isinstance(name, str) and name else None
+
+
+def _listed_name(tool: Any) -> Any:
+    """The name the host reads off a tool already in its list (only the OpenAI form has one)."""
+    function = tool.get("function") if isinstance(tool, dict) else None
+    return function.get("name") if isinstance(function, dict) else None
+
+
+@dataclass(frozen=True)
+class InjectedTools:
+    """The tool list after the host added the engine's schemas."""
+
+    tools: list[dict[str, Any]]
+    """The base tools, then each new engine schema wrapped as ``{"type": "function", "function": ...}``."""
+    names: frozenset[str]
+    """Every name the engine declared, including those the list already had."""
+    skipped: tuple[str, ...]
+    """One line for each schema the host skipped because it has no name."""
+
+
+def inject_engine_tools(base: list[dict[str, Any]], schemas: Iterable[Any]) -> InjectedTools:
+    """The host's start-up injection of ``get_tool_schemas()`` output into the tool list: each schema
+    normalized (:func:`host_schema`), a nameless one skipped, a name the list already holds left out
+    (the list keeps its own entry), the rest wrapped and appended in order. (Agent init, the
+    context-engine tools block: PyPI ``hermes-agent`` 0.19.0 ``agent/agent_init.py``;
+    ``NousResearch/hermes-agent`` ``agent/agent_init.py`` @``00035936``, the same rules.)"""
+    tools = list(base)
+    present = {_listed_name(tool) for tool in tools}
     names: set[str] = set()
-    for schema in schemas:
-        function = schema.get("function")
-        name = function.get("name") if isinstance(function, dict) else schema.get("name")
-        if isinstance(name, str) and name:
-            names.add(name)
-    return frozenset(names)
+    skipped: list[str] = []
+    for position, raw in enumerate(schemas):
+        schema = host_schema(raw)
+        if schema is None:
+            skipped.append(
+                f"engine tool schema {position} has no name the host can read; the host skips it: {raw!r:.120}"
+            )
+            continue
+        name = schema["name"]
+        names.add(name)
+        if name in present:
+            continue
+        tools.append({"type": "function", "function": schema})
+        present.add(name)
+    return InjectedTools(tools, frozenset(names), tuple(skipped))
 
 
 def _arguments(raw: Any) -> dict[str, Any]:

@@ -23,9 +23,10 @@ from contextlab import hermes_texts
 from contextlab.engine import ContextEngine, Message, hook, overrides
 from contextlab.host.assistant_rows import made_assistant
 from contextlab.host.compaction import CompactionRunner, PassResult
-from contextlab.host.engine_tools import EngineToolRouter, tool_names
+from contextlab.host.engine_tools import EngineToolRouter, inject_engine_tools
 from contextlab.host.heap import quiet_collector
 from contextlab.host.history import WorkingHistory
+from contextlab.host.home import HOST_PLATFORM, EngineHome
 from contextlab.host.lifecycle import HostEventPlan, observation_copy
 from contextlab.host.memo import MessageMemo
 from contextlab.host.micro_turn import completed_with_reply, micro_pass
@@ -47,7 +48,7 @@ from contextlab.host.user_turn import ensure_user_turn
 from contextlab.host.validity import row_problem
 from contextlab.messages import UidMinter, clone_messages, freeze, keeps_thought_signatures, stamp_identity
 from contextlab.reasoning import needs_reasoning_echo
-from contextlab.thresholds import threshold_note, warn_clamped_once
+from contextlab.thresholds import threshold_note, warn_clamped_once, window_note
 from contextlab.tokens import (
     REPLY_PRIMING_TOKENS,
     ExactCounter,
@@ -126,6 +127,7 @@ class ReplayHost:
         self.events = HostEventPlan.of(transcript)
         self._base_session_id = self.session_id
         self._live_tools: EngineToolRouter | None = None
+        self._home = EngineHome(settings.hermes_home)
 
         # Mutable replay state. The history is host-owned and never mutated in place: engines only
         # ever see clones, so per-row memos stay valid (see host/history.py and host/memo.py).
@@ -152,6 +154,7 @@ class ReplayHost:
         self.compaction_rows: list[dict[str, Any]] = []
         self.warnings: list[str] = []
         self.threshold_note: str | None = None
+        self.window_note: str | None = None
 
     @property
     def history(self) -> list[Message]:
@@ -174,6 +177,7 @@ class ReplayHost:
                 status, error = "failed", str(failure)
             finally:
                 self.runner.close()
+                self._home.close()
             # The frames too: the collection put off inside the block then covers all a replay made.
             result = self._result(status, error)
         result.summary["wall_s"] = time.perf_counter() - started
@@ -193,6 +197,7 @@ class ReplayHost:
             "threshold_tokens": int(self.engine.threshold_tokens),
             "threshold_percent": self.settings.threshold_percent,
             "threshold_note": self.threshold_note or "",
+            "window_note": self.window_note or "",
             "status": status,
             "error": error,
         }
@@ -233,22 +238,30 @@ class ReplayHost:
         route = (settings.base_url, "", settings.provider, "")  # base_url, api_key, provider, api_mode
         self._required("update_model", self.model, settings.context_length, *route)
         self._note_threshold()
+        window = getattr(engine, "context_length", 0)
+        self.window_note = window_note(window) if isinstance(window, int) else None
+        if self.window_note:
+            self.warnings.append(self.window_note)
+        # The engine's tools join the list before the session starts, as in the host's init.
+        declared = self._call_optional("get_tool_schemas") or []
+        if isinstance(declared, list | tuple):
+            injected = inject_engine_tools(self.base_tools, declared)
+            self.tools = injected.tools
+            for line in injected.skipped:
+                log.warning(line)
+                self.warnings.append(line)
+            if settings.engine_tools == "live" and injected.names:
+                self._live_tools = EngineToolRouter(engine, injected.names)
         if self._session_hooks:
             self._call_optional(
                 "on_session_start",
                 self.session_id,
-                hermes_home="",
-                platform="contextlab",
+                hermes_home=self._home.path(),
+                platform=HOST_PLATFORM,
                 model=self.model,
-                conversation_id=self.transcript.transcript_id,
+                context_length=getattr(engine, "context_length", 0),
+                conversation_id=None,  # the gateway's session key; a CLI session has none
             )
-        engine_tools = self._call_optional("get_tool_schemas") or []
-        if isinstance(engine_tools, list):
-            schemas = [t for t in engine_tools if isinstance(t, dict)]
-            self.tools = self.base_tools + schemas
-            names = tool_names(schemas)
-            if settings.engine_tools == "live" and names:
-                self._live_tools = EngineToolRouter(engine, names)
         # System prompt, tool schemas and unseen overhead: constant for the run, estimated once.
         self._rough_fixed = (
             estimate_tokens_rough(self.system_prompt or "")
@@ -309,20 +322,15 @@ class ReplayHost:
             )
 
     def _new_session(self, kind: str) -> None:
-        """``/new`` or ``/reset``: end → reset → start, then an empty history (docs/host-loop.md §Sessions)."""
+        """``/new`` or ``/reset`` as the CLI runs it: the old session ends (when it has a history), the
+        engine is reset, and the history starts empty; no ``on_session_start`` follows
+        (docs/host-loop.md §Sessions)."""
         old = self.session_id
-        if self._ends_sessions:
-            self._call_optional("on_session_end", old, clone_messages(self.working.peek()))
+        history = self.working.peek()
+        if self._ends_sessions and history:
+            self._call_optional("on_session_end", old, clone_messages(history))
         self._call_optional("on_session_reset")
         self.session_id = f"{self._base_session_id}/{kind}@{self._turn_index}"
-        self._call_optional(
-            "on_session_start",
-            self.session_id,
-            old_session_id=old,
-            platform="contextlab",
-            model=self.model,
-            conversation_id=self.transcript.transcript_id,
-        )
         self.working.replace([])
         self._anchor = None
         self._real_floor = 0
@@ -793,9 +801,9 @@ class ReplayHost:
                 "on_session_start",
                 self.session_id,
                 boundary_reason="compression",
-                old_session_id=self.session_id,
-                platform="contextlab",
-                conversation_id=self.transcript.transcript_id,
+                old_session_id=self.session_id,  # compaction rewrites the session in place
+                platform=HOST_PLATFORM,
+                conversation_id=None,
             )
         return True
 

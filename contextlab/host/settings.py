@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -44,6 +45,9 @@ class HostSettings:
         seed: Seeds uid minting (and anything else random), for byte-identical traces.
         request_gap_s: Virtual seconds between requests when the transcript has no timestamps.
         session_id: Session id given to ``on_session_start``; default derived from the transcript.
+        hermes_home: The directory given to ``on_session_start`` as ``hermes_home`` (where the real
+            host's engines keep their files); default: a fresh temporary directory per replay,
+            removed when it ends (:class:`contextlab.host.home.EngineHome`).
         manual_compactions: ``{turn index: focus topic or None}``: a ``/compress`` before that turn.
         engine_tools: ``"recorded"`` (default: the recorded results of the engine's own tools stay,
             so every engine replays the same conversation) or ``"live"`` (the host calls
@@ -73,6 +77,7 @@ class HostSettings:
     seed: int = 0
     request_gap_s: float = 30.0
     session_id: str | None = None
+    hermes_home: str | None = None
     manual_compactions: dict[int, str | None] = field(default_factory=dict)
     engine_tools: str = "recorded"
     usage_model: str = "exact"
@@ -87,6 +92,8 @@ class HostSettings:
             raise ConfigError(f"compress_timeout_s must be positive, got {self.compress_timeout_s}")
         if self.fixed_overhead_tokens < 0:
             raise ConfigError(f"fixed_overhead_tokens must be >= 0, got {self.fixed_overhead_tokens}")
+        if self.hermes_home is not None and not os.path.isdir(self.hermes_home):
+            raise ConfigError(f"hermes_home is not a directory: {self.hermes_home}")
         if self.engine_tools not in ENGINE_TOOL_MODES:
             raise ConfigError(f"engine_tools must be one of {', '.join(ENGINE_TOOL_MODES)}, got {self.engine_tools!r}")
         if self.tool_results not in TOOL_RESULT_MODES:

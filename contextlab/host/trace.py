@@ -15,6 +15,7 @@ import pandas as pd
 from contextlab import schema
 from contextlab.frame_io import write_frame as write_frame
 from contextlab.schema import RunSummary
+from contextlab.thresholds import window_note
 
 TRACE_COLUMNS: list[str] = schema.names(schema.HOST_TRACE)
 """Core columns, in order (declared in :mod:`contextlab.schema`). Observers (cache model, probes) append
@@ -266,6 +267,7 @@ def summaries_from_frames(trace: pd.DataFrame, compactions: pd.DataFrame | None 
         if len(run):
             base["context_length"] = int(run["context_length"].iloc[-1])
             base["threshold_tokens"] = int(run["threshold_tokens"].iloc[-1])
+            base["window_note"] = window_note(base["context_length"]) or ""
         extra = observed_from_trace(run)
         rows.append(summarize(run, events[mask].reset_index(drop=True), base, extra))
     return pd.DataFrame(rows)

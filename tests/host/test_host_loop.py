@@ -12,13 +12,13 @@ import pytest
 
 from contextlab import HostSettings, replay
 from contextlab.engine import ContextEngine, Message
-from contextlab.errors import TranscriptError
+from contextlab.errors import ConfigError, TranscriptError
 from contextlab.examples import tool_conversation
 from contextlab.host.compaction import POOL_WORKERS
 from contextlab.transcripts import Transcript
 from contextlab.transcripts.model import HostEvent
 from contextlab.transcripts.native import dump, header_of
-from tests.toy_engines import BaseToy, KeepLastEngine, SelectingEngine
+from tests.toy_engines import BaseToy, KeepLastEngine, RecordingEngine, SelectingEngine
 
 
 def run(engine: ContextEngine, transcript: Transcript | None = None, **settings: Any) -> Any:
@@ -264,22 +264,39 @@ class SessionToy(BaseToy):
 
 
 @pytest.mark.parametrize("kind", ["new", "reset"])
-def test_a_new_or_reset_event_ends_resets_and_starts_a_session_with_an_empty_history(kind: str) -> None:
+def test_a_new_or_reset_event_ends_and_resets_the_session_and_empties_the_history(kind: str) -> None:
     base = tool_conversation(4)
     users = [i for i, m in enumerate(base.messages) if m["role"] == "user"]
     result = run(SessionToy(), with_events(tool_conversation(4), HostEvent(users[2], kind)))
     calls = [c for c in result.engine.calls if c[0] in ("start", "end", "reset")]
     names = [c[0] for c in calls]
-    assert names == ["start", "end", "reset", "start", "end"]
-    old_id, new_id = calls[0][1][0], calls[3][1][0]
-    assert calls[1][1] == (old_id, users[2]) and calls[3][1][1] == old_id and new_id != old_id
-    assert calls[4][1] == (new_id, len(base.messages) - users[2])
+    # The CLI's /new (alias /reset): on_session_end with the old history, on_session_reset, and no
+    # on_session_start (reset_session_state() without transition arguments).
+    assert names == ["start", "end", "reset", "end"]
+    old_id, final_id = calls[0][1][0], calls[3][1][0]
+    assert calls[1][1] == (old_id, users[2]) and final_id != old_id
+    assert calls[3][1] == (final_id, len(base.messages) - users[2])
     trace = result.trace
     boundary = trace[trace["session_event"].notna()]
     assert boundary["session_event"].tolist() == [kind] and int(boundary["turn"].iloc[0]) == 2
     # The first request of the new session holds only the new user message (plus the system prompt).
     assert int(boundary["n_messages"].iloc[0]) == 2
     assert result.summary["session_boundaries"] == 1
+
+
+def test_a_new_session_before_any_history_ends_nothing() -> None:
+    # The CLI delivers on_session_end only when the old session has a history.
+    result = run(SessionToy(), with_events(tool_conversation(2), HostEvent(0, "new")))
+    names = [c[0] for c in result.engine.calls if c[0] in ("start", "end", "reset")]
+    assert names == ["start", "reset", "end"]
+
+
+def test_a_given_hermes_home_is_passed_and_kept(tmp_path: Path) -> None:
+    engine = run(RecordingEngine(), tool_conversation(2), hermes_home=str(tmp_path)).engine
+    start = next(call[1][1] for call in engine.calls if call[0] == "on_session_start")
+    assert start["hermes_home"] == str(tmp_path) and tmp_path.is_dir()
+    with pytest.raises(ConfigError, match="hermes_home is not a directory"):
+        run(RecordingEngine(), tool_conversation(2), hermes_home=str(tmp_path / "missing"))
 
 
 def test_a_misplaced_host_event_is_one_clear_error() -> None:
@@ -348,6 +365,42 @@ def test_live_engine_tools_send_the_engine_answer_and_mark_the_row() -> None:
     assert result.summary["engine_tool_results"] == 1
     # The later requests carry the (much shorter) live answer.
     assert result.trace["prompt_tokens"].iloc[1] < recorded.trace["prompt_tokens"].iloc[1]
+
+
+class ToolsSeen:
+    """Keeps the tool list of the first request."""
+
+    def __init__(self) -> None:
+        self.tools: list[dict[str, Any]] | None = None
+
+    def columns(self) -> list[str]:
+        return []
+
+    def observe(self, view: Any) -> dict[str, Any]:
+        if self.tools is None:
+            self.tools = list(view.tools)
+        return {}
+
+    def summary(self) -> dict[str, Any]:
+        return {}
+
+    def clone(self) -> ToolsSeen:
+        return self
+
+
+def test_engine_tools_join_the_list_wrapped_once_and_a_listed_name_is_still_answered_live() -> None:
+    transcript = recall_transcript()
+    listed = {"type": "function", "function": {"name": "toy_recall", "description": "as recorded", "parameters": {}}}
+    transcript.tools = [*transcript.tools, listed]
+    seen = ToolsSeen()
+    result = replay(transcript, ToolToy(), HostSettings(engine_tools="live"), observers=[seen])
+    assert seen.tools is not None
+    assert [t for t in seen.tools if t["function"]["name"] == "toy_recall"] == [listed]  # the recorded entry stays
+    assert [c[1][0] for c in result.engine.calls if c[0] == "tool"] == ["toy_recall"]  # the engine still answers
+    fresh = ToolsSeen()
+    replay(recall_transcript(), ToolToy(), observers=[fresh])
+    wrapped = {"type": "function", "function": ToolToy().get_tool_schemas()[0]}
+    assert fresh.tools is not None and fresh.tools[-1] == wrapped
 
 
 def test_engine_tools_setting_is_validated() -> None:

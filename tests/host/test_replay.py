@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -193,8 +194,11 @@ def test_lifecycle_order_and_session_kwargs() -> None:
     assert names[1] == "on_session_start"
     assert names[-1] == "on_session_end"
     _, (_session_id, kwargs) = engine.calls[1]
-    assert kwargs["conversation_id"] == "synthetic"
-    assert kwargs["platform"] == "contextlab"
+    # What the real CLI host passes (tests/hermes/test_real_init.py holds it to 0.19.0's).
+    assert sorted(kwargs) == ["context_length", "conversation_id", "hermes_home", "model", "platform"]
+    assert kwargs["platform"] == "cli" and kwargs["conversation_id"] is None
+    assert kwargs["context_length"] == engine.context_length
+    assert not Path(kwargs["hermes_home"]).exists()  # a temporary home, removed when the replay ended
     assert names.count("on_turn_complete") == 6
 
 

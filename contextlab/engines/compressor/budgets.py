@@ -16,9 +16,9 @@ from contextlab.engine import (
     Message,
     match_model_threshold,  # noqa: F401  (the host's rule, shared with the ABC)
 )
+from contextlab.thresholds import MINIMUM_CONTEXT_LENGTH
 from contextlab.tokens import estimate_tokens_rough
 
-MINIMUM_CONTEXT_LENGTH = 64_000
 SMALL_WINDOW = 512_000
 SMALL_WINDOW_FLOOR_PCT = 0.75
 DEGENERATE_PCT = 0.85
