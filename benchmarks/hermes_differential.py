@@ -18,7 +18,7 @@ Usage (needs a Hermes package: ``pip install 'contextlab[hermes]'``, e.g. the su
 ``.hermes-venv``)::
 
     .hermes-venv/bin/python benchmarks/hermes_differential.py [PATH ...] [--context-length N]
-        [--rules newest|0.19.0|both] [--out FILE.csv]
+        [--rules newest|0.19.0|both] [--out FILE.csv] [--no-session-store]
 
 Without PATH it replays the bundled datasets, each at the window the test suite uses.
 """
@@ -44,12 +44,14 @@ DEFAULT_RUNS = (
 DECISION_COLUMNS = ("compressed", "compress_trigger", "pruned")
 
 
-def compare(path: str, context_length: int, hermes_rules: str = "newest") -> pd.DataFrame:
+def compare(path: str, context_length: int, hermes_rules: str = "newest", session_store: bool = True) -> pd.DataFrame:
     """One row per request: both engines' decisions and prompt tokens, and what differs.
 
-    ``hermes_rules`` is the port's rule generation (``"newest"`` or ``"0.19.0"``)."""
+    ``hermes_rules`` is the port's rule generation (``"newest"`` or ``"0.19.0"``); ``session_store``
+    the host setting (the CLI's session store, whose ``commit_memory_session`` ends each compacted
+    session for the engine)."""
     transcript = load_transcript(path)
-    settings = HostSettings(context_length=context_length)
+    settings = HostSettings(context_length=context_length, session_store=session_store)
     frames = {}
     runs = (("compressor", {"hermes_rules": hermes_rules}), (ENGINE_NAME, None))
     for engine, params in runs:
@@ -105,6 +107,11 @@ def main() -> int:
         help="the port's rule generation (both: newest, then 0.19.0 to attribute the differences)",
     )
     parser.add_argument("--out", default=None, help="write every request's comparison to this CSV file")
+    parser.add_argument(
+        "--no-session-store",
+        action="store_true",
+        help="replay a host without a session store (a bare AIAgent: no on_session_end at each compaction)",
+    )
     args = parser.parse_args()
     available, why = is_available()
     if not available:
@@ -118,7 +125,7 @@ def main() -> int:
     frames = []
     for path, window in runs:
         for generation in generations:
-            rows = compare(path, window, generation)
+            rows = compare(path, window, generation, session_store=not args.no_session_store)
             frames.append(rows)
             print(f"\n[window {window:,}] " + describe(rows))
     if args.out:

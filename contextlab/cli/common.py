@@ -28,6 +28,7 @@ HOST_OPTIONS: dict[str, str] = {
     "usage_model": "usage_model",
     "engine_tools": "engine_tools",
     "tool_results": "tool_results",
+    "session_store": "session_store",
 }
 """Option destination → the ``HostSettings`` field it sets. Every host option defaults to None, so an
 option counts as given exactly when argparse stored a value: ``--context-length 200000`` (the default
@@ -94,6 +95,15 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="tool outputs: made into rows as the host makes them (default: oversized ones spilled to a "
         "preview) or sent as recorded",
+    )
+    parser.add_argument(
+        "--no-session-store",
+        dest="session_store",
+        action="store_const",
+        const=False,
+        default=None,
+        help="replay a host without a session store (a bare AIAgent): a compaction does not end the "
+        "engine's session (the CLI's store calls on_session_end at each commit)",
     )
 
 

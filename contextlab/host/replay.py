@@ -792,10 +792,26 @@ class ReplayHost:
         self._record_pass(trigger, focus_topic, outcome, reason, before, new, rough_before, rough_after, result)
         if new is None:
             return False
+        # Read before the boundary's hooks, as upstream does: an engine may reset its flags in them.
+        verdict = self._made_progress()
+        progressed = getattr(self.engine, "_last_compression_made_progress", False) is True
+        used_fallback = bool(getattr(self.engine, "_last_summary_fallback_used", False))
+        # The history the session store hands the engine (the pre-pass rows, its pristine copies).
+        ended = self._engine_copy() if self.settings.session_store and self._ends_sessions else None
         self._commit(new, trigger)
-        self._engine_after_compaction(rough_after)
+        self._compaction_boundary(ended)
+        self._engine_after_compaction(rough_after, progressed, used_fallback)
         self._awaiting_usage = True
-        self._pending_verdict = self._made_progress()
+        self._pending_verdict = verdict
+        return True
+
+    def _compaction_boundary(self, ended: list[Message] | None) -> None:
+        """The session hooks of a committed compaction, in upstream's order (``compress_context``,
+        0.19.0 ``agent/conversation_compression.py``; docs/host-loop.md §Sessions): with a session
+        store, ``commit_memory_session`` hands the engine the history as it was before the pass
+        (``ended``: ``on_session_end``), then the boundary is announced (``on_session_start``)."""
+        if ended is not None:
+            self._call_optional("on_session_end", self.session_id, ended)
         if self._session_hooks:
             self._call_optional(
                 "on_session_start",
@@ -805,9 +821,8 @@ class ReplayHost:
                 platform=HOST_PLATFORM,
                 conversation_id=None,
             )
-        return True
 
-    def _engine_after_compaction(self, rough_after: int) -> None:
+    def _engine_after_compaction(self, rough_after: int, progressed: bool, used_fallback: bool) -> None:
         """What upstream's ``compress_context`` sets on the engine once a compaction is committed
         (``agent/conversation_compression.py``, 0.19.0 and newer; docs/host-loop.md): no real usage
         yet, and the rough size of the compacted request, which the compressor's preflight deferral
@@ -823,10 +838,10 @@ class ReplayHost:
         # A pass the engine says made progress arms its effectiveness verdict: the engine's own
         # ``record_completed_compaction`` (the compressor's, which also keeps its fallback streak),
         # else the flag it reads at the next usage report.
-        if getattr(engine, "_last_compression_made_progress", False) is True:
+        if progressed:
             record = getattr(type(engine), "record_completed_compaction", None)
             if callable(record):
-                record(engine, used_fallback=bool(getattr(engine, "_last_summary_fallback_used", False)))
+                record(engine, used_fallback=used_fallback)
             else:
                 settings.append(("_verify_compaction_cleared_threshold", True))
         for name, value in settings:

@@ -45,6 +45,10 @@ class HostSettings:
         seed: Seeds uid minting (and anything else random), for byte-identical traces.
         request_gap_s: Virtual seconds between requests when the transcript has no timestamps.
         session_id: Session id given to ``on_session_start``; default derived from the transcript.
+        session_store: The host keeps a session store (the CLI's and the gateway's ``SessionDB``;
+            default): each committed compaction then hands the engine the history before the pass
+            (``commit_memory_session`` calls ``on_session_end``) ahead of the boundary's
+            ``on_session_start``. False: a bare ``AIAgent`` without one.
         hermes_home: The directory given to ``on_session_start`` as ``hermes_home`` (where the real
             host's engines keep their files); default: a fresh temporary directory per replay,
             removed when it ends (:class:`contextlab.host.home.EngineHome`).
@@ -78,6 +82,7 @@ class HostSettings:
     request_gap_s: float = 30.0
     session_id: str | None = None
     hermes_home: str | None = None
+    session_store: bool = True
     manual_compactions: dict[int, str | None] = field(default_factory=dict)
     engine_tools: str = "recorded"
     usage_model: str = "exact"

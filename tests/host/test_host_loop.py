@@ -299,6 +299,33 @@ def test_a_given_hermes_home_is_passed_and_kept(tmp_path: Path) -> None:
         run(RecordingEngine(), tool_conversation(2), hermes_home=str(tmp_path / "missing"))
 
 
+class BoundaryToy(KeepLastEngine):
+    """Compacts to its last rows and records the session hooks around each commit."""
+
+    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        self.calls.append(("start", (session_id, kwargs.get("boundary_reason"))))
+
+    def on_session_end(self, session_id: str, messages: list[Message]) -> None:
+        self.calls.append(("end", (session_id, len(messages))))
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_a_committed_compaction_ends_the_session_for_the_engine_when_the_host_keeps_a_store(store: bool) -> None:
+    result = run(BoundaryToy(threshold_tokens=900, keep=2), tool_conversation(6), session_store=store)
+    compacted = result.compactions[result.compactions["outcome"] == "committed"]
+    assert len(compacted) >= 2, "the toy must compact for this test to mean anything"
+    hooks = [c for c in result.engine.calls if c[0] in ("start", "end")]
+    session = hooks[0][1][0]
+    assert hooks[0] == ("start", (session, None)) and hooks[-1][0] == "end"  # the session's own start and end
+    boundary = hooks[1:-1]
+    if store:
+        # commit_memory_session: the history as it was before the pass, then the boundary's start.
+        before = compacted["messages_before"].tolist()
+        assert boundary == [h for n in before for h in (("end", (session, n)), ("start", (session, "compression")))]
+    else:
+        assert boundary == [("start", (session, "compression"))] * len(compacted)
+
+
 def test_a_misplaced_host_event_is_one_clear_error() -> None:
     with pytest.raises(TranscriptError, match=r"host_events\[0\].*must precede a user message"):
         run(BaseToy(), with_events(tool_conversation(2), HostEvent(1, "new")))

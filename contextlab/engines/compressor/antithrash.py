@@ -97,3 +97,14 @@ class AntiThrash:
         self.cooldown_until = 0.0
         self.timeout_failures = 0
         self.structural_until = 0.0
+
+
+@dataclass(frozen=True)
+class StoredThrash:
+    """What the host's session store keeps of the anti-thrash state when a session ends, for a
+    compaction boundary's ``on_session_start`` to read back (upstream persists these on the session
+    row: ``set_compression_fallback_streak`` and its siblings)."""
+
+    fallback_streak: int
+    ineffective: int
+    cooldown_until: float

@@ -41,8 +41,12 @@ def is_handoff(message: Message) -> bool:
     return classify(content_text(message)) is not None
 
 
-def strip_summary_prefix(text: str) -> str:
-    """The summary body: merged prior content, the (first matching) prefix and the end marker removed."""
+def strip_summary_prefix(text: str, *, cut_at_marker: bool = True) -> str:
+    """The summary body: merged prior content, the (first matching) prefix and the end marker removed.
+
+    ``cut_at_marker``: everything from the end marker on goes (a handoff merged into the user row after
+    it carries that row's text there). Off, as 0.19.0's ``_strip_summary_prefix``: the marker goes only
+    when the text ends with it, so a merged row's text stays in the body."""
     body = (text or "").strip()
     if PRIOR_CLOSE in body:
         body = body.split(PRIOR_CLOSE, 1)[1].strip()
@@ -50,6 +54,8 @@ def strip_summary_prefix(text: str) -> str:
         if body.startswith(prefix):
             body = body[len(prefix) :].lstrip()
             break
+    if not cut_at_marker:
+        return body[: -len(END_MARKER)].rstrip() if body.endswith(END_MARKER) else body
     at = body.find(END_MARKER)
     return body[:at].rstrip() if at >= 0 else body
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from contextlab.engine import ContextEngine, Message, match_model_threshold
 from contextlab.engines.compressor import assembly, boundaries, budgets, inflight, lean, pruning, rules
-from contextlab.engines.compressor.antithrash import AntiThrash
+from contextlab.engines.compressor.antithrash import AntiThrash, StoredThrash
 from contextlab.engines.compressor.micro import DEFAULT_DEFRAG_THRESHOLD_TOKENS, MicroCompactor
 from contextlab.engines.summarizers.base import FailureKind, Summarizer, SummaryFailure, SummaryRequest
 from contextlab.engines.summarizers.extractive import (
@@ -165,6 +165,7 @@ class CompressorEngine(ContextEngine):
         self._last_compression_made_progress = False
         self._prune_rearm_tokens = 0
         self._session_id = ""
+        self._stored: StoredThrash | None = None  # what the host's session store keeps across a boundary
         self.tail_token_budget = 0
         self.max_summary_tokens = 0
         self.context_length = int(context_length)
@@ -284,6 +285,44 @@ class CompressorEngine(ContextEngine):
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         super().on_session_start(session_id, **kwargs)
         self._session_id = str(session_id or "")
+        stored, self._stored = self._stored, None
+        if kwargs.get("boundary_reason") != "compression":
+            return
+        # Upstream rebinds the session (``bind_session_state``: the timeout ladder and the cooldown
+        # cleared, then what the session store holds for it read back) and restores the parent's
+        # fallback streak, and under the newest rules its ineffective strikes too. Without a store
+        # (no ``on_session_end`` came first) the in-memory values are the parent's.
+        self.thrash.timeout_failures = 0
+        self.thrash.cooldown_until = stored.cooldown_until if stored else 0.0
+        if stored is not None:
+            self.thrash.fallback_streak = stored.fallback_streak
+            if self.rules.boundary_keeps_strikes:
+                self.thrash.ineffective = stored.ineffective
+
+    def on_session_end(self, session_id: str, messages: list[Message]) -> None:
+        """Clear the per-session compaction state, as upstream does at every session end, which its
+        host also reaches at each committed compaction when it keeps a session store
+        (``commit_memory_session``; docs/host-loop.md §Sessions). What that store keeps of the
+        session (the fallback streak, the ineffective strikes, the failure cooldown) is remembered
+        for a compaction boundary's ``on_session_start`` to read back."""
+        super().on_session_end(session_id, messages)
+        thrash = self.thrash
+        self._stored = StoredThrash(thrash.fallback_streak, thrash.ineffective, thrash.cooldown_until)
+        self._previous_summary = None
+        thrash.timeout_failures = 0
+        thrash.ineffective = 0
+        thrash.fallback_streak = 0
+        thrash.cooldown_until = 0.0
+        self._last_fallback_used = False
+        self._last_summary_fallback_used = False
+        self._verify_compaction_cleared_threshold = False
+        self._last_compression_made_progress = False
+        self._last_compress_aborted = False
+        self.last_failure = None
+        self.last_real_prompt_tokens = 0
+        self.last_compression_rough_tokens = 0
+        self.last_rough_tokens_when_real_prompt_fit = 0
+        self.awaiting_real_usage_after_compression = False
 
     def on_session_reset(self) -> None:
         super().on_session_reset()
@@ -507,7 +546,8 @@ class CompressorEngine(ContextEngine):
             return work[start:end], set(), end, start
         newest = found[-1]
         if not self.rules.rehydrate_all_handoffs:
-            body = assembly.unwrap_handoff(work[newest]).summary
+            # 0.19.0 reads the row's whole text after the prefix (a merged row's own text included).
+            body = assembly.strip_summary_prefix(content_text(work[newest]), cut_at_marker=False)
             if body and not self._previous_summary:
                 self._previous_summary = body
             return work[max(start, newest + 1) : end], set(), end, max(start, newest + 1)

@@ -71,6 +71,11 @@ class HermesRules:
     old turns' reasoning again (an echo route); reasoning is charged once (``reasoning`` skipped
     under a non-blank ``reasoning_content``) and ``reasoning_details`` by its thinking text alone.
     0.19.0 charged all three keys at their serialized length on every row."""
+    boundary_keeps_strikes: bool
+    """At a compaction boundary the session store hands the ineffective-strike count back with the
+    fallback streak (``on_session_start(boundary_reason="compression")`` restores both). 0.19.0
+    restores the streak alone, so the reset of ``on_session_end`` (which the host's
+    ``commit_memory_session`` calls at each commit) leaves the strikes at zero."""
     refuse_growth_in_pass: bool
     """A result that would grow the transcript is refused inside the pass: the summary state rolls
     back and one ineffective strike is recorded. 0.19.0 has no growth guard: the pass returns it,
@@ -96,6 +101,7 @@ NEWEST = HermesRules(
     inflight_restatement=True,
     skill_rules=True,
     newest_turn_thinking=True,
+    boundary_keeps_strikes=True,
     refuse_growth_in_pass=True,
 )
 
@@ -118,6 +124,7 @@ V0_19_0 = HermesRules(
     inflight_restatement=False,
     skill_rules=False,
     newest_turn_thinking=False,
+    boundary_keeps_strikes=False,
     refuse_growth_in_pass=False,
 )
 

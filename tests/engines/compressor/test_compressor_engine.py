@@ -210,6 +210,65 @@ def test_anti_thrash_strikes_from_real_usage() -> None:
     assert e.should_compress_info(155_000) == (True, None)
 
 
+def boundary(e: CompressorEngine, messages: list[dict[str, object]], *, store: bool) -> None:
+    """The session hooks of a committed compaction under a host with or without a session store
+    (``commit_memory_session`` -> ``on_session_end``, then the boundary's ``on_session_start``)."""
+    if store:
+        e.on_session_end("s", messages)
+    e.on_session_start("s", boundary_reason="compression", old_session_id="s", platform="cli")
+
+
+def committed_at_boundary(e: CompressorEngine, messages: list[dict[str, object]], *, store: bool) -> None:
+    """A committed pass in upstream's order: ``compress``, the flags read, the boundary's hooks, then
+    the completed-boundary record and the wait for real usage."""
+    e.compress(messages)  # type: ignore[arg-type]
+    progressed, fallback = e._last_compression_made_progress, e._last_summary_fallback_used
+    boundary(e, messages, store=store)
+    if progressed:
+        e.record_completed_compaction(used_fallback=fallback)
+    e.awaiting_real_usage_after_compression = True
+
+
+@pytest.mark.parametrize(("rules", "kept_strikes"), [("newest", 1), ("0.19.0", 0)])
+def test_a_session_store_carries_the_streak_and_cooldown_over_a_boundary(rules: str, kept_strikes: int) -> None:
+    e = engine(hermes_rules=rules)
+    history = conversation(40, 4_000)
+    committed(e, history)
+    e.update_from_response({"prompt_tokens": 160_000, "completion_tokens": 10})  # strike 1
+    e.thrash.fallback_streak, e.thrash.cooldown_until, e.thrash.timeout_failures = 1, clock.now() + 60, 2
+    e.on_session_end("s", history)
+    # The session's state is cleared, as upstream's on_session_end clears it ...
+    assert (e.thrash.ineffective, e.thrash.fallback_streak, e.thrash.cooldown_until) == (0, 0, 0.0)
+    assert e._previous_summary is None and e.last_real_prompt_tokens == 0
+    e.on_session_start("s", boundary_reason="compression", old_session_id="s", platform="cli")
+    # ... and the boundary reads back what the store kept: the streak and the cooldown, and under the
+    # newest rules the strikes (0.19.0 leaves them at zero, so its anti-thrash restarts each commit).
+    assert e.thrash.fallback_streak == 1 and e.thrash.cooldown_remaining() > 0
+    assert e.thrash.ineffective == kept_strikes and e.thrash.timeout_failures == 0
+
+
+def test_a_boundary_without_a_store_keeps_the_strikes_and_clears_the_cooldown() -> None:
+    e = engine(hermes_rules="0.19.0")
+    history = conversation(40, 4_000)
+    committed(e, history)
+    e.update_from_response({"prompt_tokens": 160_000, "completion_tokens": 10})
+    e.thrash.cooldown_until, e.thrash.timeout_failures = clock.now() + 60, 2
+    boundary(e, history, store=False)  # bind_session_state alone: the cooldown and the ladder go
+    assert e.thrash.ineffective == 1 and e.thrash.cooldown_until == 0.0 and e.thrash.timeout_failures == 0
+
+
+def test_under_a_session_store_0_19_0_keeps_compacting_where_a_bare_host_stops() -> None:
+    def strikes_after_two_ineffective_commits(store: bool) -> str | None:
+        e = engine(hermes_rules="0.19.0")
+        for _ in range(2):
+            committed_at_boundary(e, conversation(40, 4_000), store=store)
+            e.update_from_response({"prompt_tokens": 160_000, "completion_tokens": 10})
+        return e.should_compress_info(160_000)[1]
+
+    assert strikes_after_two_ineffective_commits(store=False) == "ineffective"
+    assert strikes_after_two_ineffective_commits(store=True) is None
+
+
 def test_noop_passes_do_not_strike() -> None:
     e = engine()
     small = conversation(1)
