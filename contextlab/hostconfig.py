@@ -120,6 +120,13 @@ def load_host_config(path: str | Path) -> HostConfig:
         settings["context_length"] = _typed(model_section["context_length"], int, path, "model.context_length")
         if settings["context_length"] <= 0:
             raise ConfigError(f"{path}: model.context_length must be positive, got {settings['context_length']}")
+    guardrails = _section(data, "tool_loop_guardrails", path)
+    if guardrails.get("warnings_enabled") is not None:
+        flag = "tool_loop_guardrails.warnings_enabled"
+        settings["tool_loop_warnings"] = _typed(guardrails["warnings_enabled"], bool, path, flag)
+    agent = _section(data, "agent", path)
+    if agent.get("stall_guards") is not None:
+        settings["stall_guards"] = _typed(agent["stall_guards"], bool, path, "agent.stall_guards")
     compression = _section(data, "compression", path)
     if "enabled" in compression:
         settings["compression_enabled"] = _typed(compression["enabled"], bool, path, "compression.enabled")

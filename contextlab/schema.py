@@ -158,6 +158,12 @@ HOST_TRACE = _cols(
             "count",
             "outputs of this request's tool calls the host spilled to a preview (too large alone or for the batch)",
         ),
+        (
+            "tool_loop_notes",
+            "int",
+            "count",
+            "outputs of this request's tool calls the host's tool-loop guardrails changed (a warning, notice or stub)",
+        ),
     ),
 )
 """The host's trace columns, in frame order (``contextlab.host.replay``)."""
@@ -285,6 +291,7 @@ _COUNTS = _cols(
         ("session_boundaries", "int", "count", "`/new` and `/reset` boundaries"),
         ("history_repairs", "int", "count", "sum of `history_repairs`"),
         ("tool_outputs_spilled", "int", "count", "sum of `tool_outputs_spilled`"),
+        ("tool_loop_notes", "int", "count", "sum of `tool_loop_notes`"),
     ),
 )
 _CACHE_SUMMARY_ROWS: tuple[tuple[str, DType, Unit, str], ...] = (
@@ -608,6 +615,7 @@ class RunSummary:
     session_boundaries: int = 0
     history_repairs: int = 0
     tool_outputs_spilled: int = 0
+    tool_loop_notes: int = 0
     observed: dict[str, Any] = field(default_factory=dict)
     """Observer and measurement keys (cache, probes, diagnostics), in the order they were added."""
     wall_s: float | None = None

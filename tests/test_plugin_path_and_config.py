@@ -121,6 +121,14 @@ def test_compression_enabled_false_turns_every_gate_off(tmp_path: Path) -> None:
     assert load_host_config(config).apply(HostSettings()).compression_enabled is False
 
 
+def test_the_tool_loop_guardrails_follow_the_hosts_keys(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("tool_loop_guardrails:\n  warnings_enabled: false\nagent:\n  stall_guards: false\n")
+    settings = load_host_config(config).apply(HostSettings())
+    assert (settings.tool_loop_warnings, settings.stall_guards) == (False, False)
+    assert (HostSettings().tool_loop_warnings, HostSettings().stall_guards) == (True, True)
+
+
 def test_bench_and_check_and_engines_take_the_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_plugin(tmp_path / "plugins", "guide_lcm", HOST_GUIDE_PLUGIN)
     config = tmp_path / "config.yaml"
@@ -149,6 +157,8 @@ def test_bench_and_check_and_engines_take_the_config(tmp_path: Path, capsys: pyt
         ("compression: [1, 2]\n", "'compression' must be a mapping"),
         ("context:\n  engine: 5\n", "context.engine must be a non-empty string"),
         ("context: {engine: [\n", "invalid YAML"),
+        ("agent:\n  stall_guards: sometimes\n", "agent.stall_guards must be a boolean"),
+        ("tool_loop_guardrails: true\n", "'tool_loop_guardrails' must be a mapping"),
     ],
 )
 def test_a_bad_config_is_one_line_naming_the_key(tmp_path: Path, text: str, message: str) -> None:

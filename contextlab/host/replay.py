@@ -33,6 +33,7 @@ from contextlab.host.micro_turn import completed_with_reply, micro_pass
 from contextlab.host.observers import RequestObserver, RequestView
 from contextlab.host.request import AssembledRequest, RequestAssembler
 from contextlab.host.settings import HostSettings
+from contextlab.host.tool_guard import ToolLoopGuard
 from contextlab.host.tool_results import ToolResultBudget, ToolResultMaker
 from contextlab.host.trace import (
     COMPACTION_COLUMNS,
@@ -119,7 +120,9 @@ class ReplayHost:
         # A Hermes recording holds the rows its host made already; they are never made twice.
         self._hermes_recording = transcript.source_format.startswith("hermes")
         self._makes_tool_results = settings.tool_results == "host" and not self._hermes_recording
-        self._tool_results = ToolResultMaker(ToolResultBudget())
+        guarded = settings.tool_loop_warnings or settings.stall_guards
+        guard = ToolLoopGuard(settings.tool_loop_warnings, settings.stall_guards) if guarded else None
+        self._tool_results = ToolResultMaker(ToolResultBudget(), guard)
         self._tool_window = -1  # the window the maker's budget was scaled to
         self._ends_sessions = overrides(engine, "on_session_end")
         self._turns = plan_turns(transcript.messages)  # planned once: the run and the manual events use it
@@ -273,6 +276,8 @@ class ReplayHost:
 
     def _run_turn(self, turn: Turn) -> None:
         self._attempts = 0
+        if self._tool_results.guard is not None:
+            self._tool_results.guard.reset_for_turn()  # the guardrails count per user turn
         self._turn_index = turn.index
         self._turn_exit = None
         boundary = self.events.session_starts.get(turn.lead_indices[0]) if turn.lead_indices else None
@@ -652,6 +657,7 @@ class ReplayHost:
             "session_event": self._row_session,
             "history_repairs": self._row_repairs,
             "tool_outputs_spilled": 0,  # set when this request's results join (_made_results)
+            "tool_loop_notes": 0,  # likewise
         }
 
     def _reset_row_state(self) -> None:
@@ -979,10 +985,12 @@ class ReplayHost:
         if window != self._tool_window:  # scaled again only when the engine's window changes
             self._tool_window = window
             maker.budget = ToolResultBudget.for_window(window)
-        spilled = maker.spilled
+        spilled, notes = maker.spilled, maker.guard.fired if maker.guard is not None else 0
         made = maker.make(assistant, results)
-        if maker.spilled != spilled and self.rows:
-            self.rows[-1]["tool_outputs_spilled"] += maker.spilled - spilled  # the request these answer
+        if self.rows:  # the request these answer
+            self.rows[-1]["tool_outputs_spilled"] += maker.spilled - spilled
+            if maker.guard is not None:
+                self.rows[-1]["tool_loop_notes"] += maker.guard.fired - notes
         changed = {
             index: row
             for index, given, row in zip(indices, results, made, strict=True)

@@ -45,6 +45,12 @@ class HostSettings:
         seed: Seeds uid minting (and anything else random), for byte-identical traces.
         request_gap_s: Virtual seconds between requests when the transcript has no timestamps.
         session_id: Session id given to ``on_session_start``; default derived from the transcript.
+        tool_loop_warnings: The host's tool-loop warnings (``tool_loop_guardrails.warnings_enabled``,
+            default on): a warning in a tool row after repeated failures or a repeated read within a
+            turn (:mod:`contextlab.host.tool_guard`). Only where the host makes the tool rows
+            (``tool_results="host"``, not a Hermes recording); so are the stall guards.
+        stall_guards: The host's stall guards (``agent.stall_guards``, default on): a notice from the
+            3rd identical call in a row, a stub in place of a repeated identical output.
         session_store: The host keeps a session store (the CLI's and the gateway's ``SessionDB``;
             default): each committed compaction then hands the engine the history before the pass
             (``commit_memory_session`` calls ``on_session_end``) ahead of the boundary's
@@ -83,6 +89,8 @@ class HostSettings:
     session_id: str | None = None
     hermes_home: str | None = None
     session_store: bool = True
+    tool_loop_warnings: bool = True
+    stall_guards: bool = True
     manual_compactions: dict[int, str | None] = field(default_factory=dict)
     engine_tools: str = "recorded"
     usage_model: str = "exact"

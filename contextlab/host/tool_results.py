@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.engine import Message
+from contextlab.host.tool_guard import ToolLoopGuard, parsed_arguments
 from contextlab.messages import tool_call_name, tool_calls
 
 PERSISTED_OPEN = "<persisted-output>"
@@ -99,24 +100,29 @@ class ToolResultBudget:
 class ToolResultMaker:
     """Makes the host's tool rows for the recorded results of one assistant message."""
 
-    def __init__(self, budget: ToolResultBudget) -> None:
+    def __init__(self, budget: ToolResultBudget, guard: ToolLoopGuard | None = None) -> None:
         self.budget = budget
+        self.guard = guard
+        """The host's tool-loop guardrails (:mod:`contextlab.host.tool_guard`); None: off."""
         self.spilled = 0
         """Outputs spilled so far (per output and by the batch budget)."""
 
     def make(self, assistant: Message, results: Sequence[Message]) -> list[Message]:
         """The rows the host appends for ``results`` (each answering a call of ``assistant``; a row
         answering none is left as recorded: the host never made it, and its repair drops it)."""
-        names = {call.get("id"): tool_call_name(call) for call in tool_calls(assistant)}
+        calls = {call.get("id"): call for call in tool_calls(assistant)}
         made: list[Message] = []
         batch: list[int] = []
         for row in results:
             call_id = row.get("tool_call_id")
-            if row.get("role") != "tool" or call_id not in names:
+            if row.get("role") != "tool" or call_id not in calls:
                 made.append(row)
                 continue
-            name = names[call_id]
+            call = calls[call_id]
+            name = tool_call_name(call)
             content = row.get("content")
+            if self.guard is not None:  # the guardrails see the output before it may spill
+                content = self.guard.observe(name, parsed_arguments(call), content, str(call_id))
             if isinstance(content, str) and len(content) > self.budget.threshold(name):
                 content = self._spill(content, str(call_id))
             batch.append(len(made))
@@ -129,7 +135,10 @@ class ToolResultMaker:
         self.spilled += 1
         kept = _pageable_text(content)
         preview, more = _preview(kept, self.budget.preview_chars)
-        return _persisted_block(preview, more, len(kept), f"{SPILL_DIRECTORY}/{_filename(call_id)}")
+        path = f"{SPILL_DIRECTORY}/{_filename(call_id)}"
+        if self.guard is not None:
+            self.guard.spilled(call_id, path)
+        return _persisted_block(preview, more, len(kept), path)
 
     def _enforce_turn_budget(self, rows: list[Message], batch: list[int]) -> None:
         """Spill the largest outputs of the batch, the largest first, until it is within the budget."""

@@ -316,6 +316,7 @@ HOST_LOOP_COUNTS: tuple[str, ...] = (
     "session_boundaries",
     "history_repairs",
     "tool_outputs_spilled",
+    "tool_loop_notes",
 )
 """Summary keys of :func:`host_loop_counts`."""
 
@@ -353,6 +354,7 @@ def _host_loop_counts(columns: _Columns, compactions: pd.DataFrame) -> dict[str,
         "session_boundaries": boundaries,
         "history_repairs": columns.coerced_total("history_repairs"),
         "tool_outputs_spilled": columns.coerced_total("tool_outputs_spilled"),
+        "tool_loop_notes": columns.coerced_total("tool_loop_notes"),
     }
 
 

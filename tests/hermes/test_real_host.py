@@ -846,3 +846,42 @@ def test_the_assistant_content_the_host_keeps_is_the_real_hosts(hermes_python: P
     )
     assert found["differ"] == []
     assert found["changed"] > 2000
+
+
+def test_the_tool_loop_warnings_are_the_real_hosts(hermes_python: Path) -> None:
+    """``ToolLoopGuard``'s warnings against the real 0.19.0 ``ToolCallGuardrailController.after_call``
+    (with ``_detect_tool_failure`` deciding what failed and ``append_toolguard_guidance`` appending
+    the text), on random turns of calls to read-only and other tools with repeated arguments and
+    outputs: plain text, ``Error ...`` lines, JSON with and without errors. The tools exclude those
+    whose success counts as progress and the stall guards are off: those are newer upstream's rules,
+    which 0.19.0 lacks (``tests/host/test_tool_guard.py`` covers them)."""
+    found = run_python(
+        hermes_python,
+        r"""
+        import json, random
+        from agent.display import _detect_tool_failure
+        from agent.tool_guardrails import ToolCallGuardrailController, append_toolguard_guidance
+        from contextlab.host.tool_guard import ToolLoopGuard
+
+        rng = random.Random(61)
+        tools = ["read_file", "search_files", "web_extract", "lookup", "Read"]
+        argument_pool = [{"path": "a.py"}, {"limit": 5, "path": "b.py"}, {"query": "é"}]
+        outputs = ["ok", "file body\n" * 80, "Error: not found", '{"error": "boom"}', '{"result": 1, "b": 2}',
+                   '{"b": 2, "result": 1}', '{"success": false, "message": "nope"}', "the call failed", "[]"]
+        differ, warned, compared = [], 0, 0
+        for turn in range(600):
+            theirs, ours = ToolCallGuardrailController(), ToolLoopGuard(stall_guards=False)
+            for k in range(rng.randint(1, 16)):
+                name, args, out = rng.choice(tools), rng.choice(argument_pool), rng.choice(outputs)
+                failed, _ = _detect_tool_failure(name, out)
+                expected = append_toolguard_guidance(out, theirs.after_call(name, args, out, failed=failed))
+                got = ours.observe(name, json.loads(json.dumps(args)), out, f"call_{k}")
+                compared += 1
+                warned += expected != out
+                if got != expected and len(differ) < 5:
+                    differ.append([turn, k, name, args, out, got, expected])
+        print(json.dumps({"differ": differ, "warned": warned, "compared": compared}))
+        """,
+    )
+    assert found["differ"] == []
+    assert found["compared"] > 4_000 and found["warned"] > 200

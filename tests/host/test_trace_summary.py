@@ -35,6 +35,7 @@ def _trace() -> pd.DataFrame:
             "session_event": [None, None, None, "resume", None],
             "history_repairs": [0, 2, 0, 1, 0],
             "tool_outputs_spilled": [1, 0, 0, 2, 0],
+            "tool_loop_notes": [0, 1, 0, 0, 1],
         }
     )
 
@@ -77,6 +78,7 @@ def test_host_loop_counts_agree_on_typed_and_saved_columns() -> None:
         "session_boundaries": 1,
         "history_repairs": 3,
         "tool_outputs_spilled": 3,
+        "tool_loop_notes": 2,
     }
     assert host_loop_counts(_trace(), _compactions()) == expected
     assert host_loop_counts(_as_saved(_trace()), _compactions()) == expected

@@ -308,25 +308,22 @@ class CompressorEngine(ContextEngine):
         super().on_session_end(session_id, messages)
         thrash = self.thrash
         self._stored = StoredThrash(thrash.fallback_streak, thrash.ineffective, thrash.cooldown_until)
-        self._previous_summary = None
-        thrash.timeout_failures = 0
-        thrash.ineffective = 0
-        thrash.fallback_streak = 0
+        self._clear_compaction_state()
+        thrash.timeout_failures = thrash.ineffective = thrash.fallback_streak = 0
         thrash.cooldown_until = 0.0
-        self._last_fallback_used = False
-        self._last_summary_fallback_used = False
-        self._verify_compaction_cleared_threshold = False
-        self._last_compression_made_progress = False
-        self._last_compress_aborted = False
+        self._last_fallback_used = self._last_summary_fallback_used = self._last_compress_aborted = False
         self.last_failure = None
-        self.last_real_prompt_tokens = 0
-        self.last_compression_rough_tokens = 0
-        self.last_rough_tokens_when_real_prompt_fit = 0
-        self.awaiting_real_usage_after_compression = False
 
     def on_session_reset(self) -> None:
         super().on_session_reset()
         self._prune_rearm_tokens = 0
+        self._clear_compaction_state()
+        self.thrash.clear()
+        self.micro.reset()
+
+    def _clear_compaction_state(self) -> None:
+        """What a session end and a reset both clear: the previous summary, the verdict and
+        progress flags, and the usage the compressor waits for and compares with."""
         self._previous_summary = None
         self._verify_compaction_cleared_threshold = False
         self._last_compression_made_progress = False
@@ -334,8 +331,6 @@ class CompressorEngine(ContextEngine):
         self.last_real_prompt_tokens = 0
         self.last_compression_rough_tokens = 0
         self.last_rough_tokens_when_real_prompt_fit = 0
-        self.thrash.clear()
-        self.micro.reset()
 
     # ------------------------------------------------------------------ boundaries
 
