@@ -3,10 +3,14 @@ the provider requests it sent, as JSON.
 
 Run with the real host's python (``tests/hermes``): ``python real_loop.py TRANSCRIPT WINDOW [LIMIT]``
 (with LIMIT, it stops at the first user message after LIMIT requests and prints those). A
-local OpenAI-compatible server answers each request with the next recorded assistant message (and
-says the model's window is WINDOW); the recorded tools are registered in the host's tool registry
-with handlers that return the recorded outputs. Each recorded user message is one
-``run_conversation`` call, given the history the previous call returned, as the host's CLI does.
+local OpenAI-compatible server answers each request with the next recorded assistant message, says
+the model's window is WINDOW and reports each request's exact token count (contextlab's counter) as
+its usage; the recorded tools are registered in the host's tool registry with handlers that return
+the recorded outputs. The agent keeps a session store, as the CLI does, and its built-in compressor
+is the real one with its summary call answered offline (``hermes.compressor``'s seam). Each recorded
+user message is one ``run_conversation`` call, given the history the previous call returned, as
+the host's CLI does. The output also gives the compressor's compaction count when each request was
+sent.
 """
 
 from __future__ import annotations
@@ -18,14 +22,42 @@ import tempfile
 import threading
 from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from contextlab import load_transcript
+from contextlab.tokens import ExactCounter
 from contextlab.transcripts.model import Transcript
 
+GO_ON = "Go on."
+DONE = "Done."
 
-def provider(replies: deque[dict[str, Any]], window: int, sent: list[dict[str, Any]]) -> ThreadingHTTPServer:
-    """A local chat-completions server answering with ``replies`` in order (streamed when asked)."""
+
+def loop_shaped(transcript: Transcript) -> Transcript:
+    """``transcript`` made to follow the loop's turn shape, so the real loop replays all of it: a
+    ``Go on.`` user row after a text reply the recorded turn goes on from (the loop ends its turn on a
+    text reply), and a ``Done.`` reply between tool results and a user row (the loop asks again after
+    results)."""
+    rows: list[dict[str, Any]] = []
+    for message in transcript.messages:
+        last = rows[-1] if rows else None
+        if message["role"] == "assistant" and last and last["role"] == "assistant" and not last.get("tool_calls"):
+            rows.append({"role": "user", "content": GO_ON})
+        if message["role"] == "user" and last and last["role"] == "tool":
+            rows.append({"role": "assistant", "content": DONE})
+        rows.append(message)
+    if rows and rows[-1]["role"] == "tool":
+        rows.append({"role": "assistant", "content": DONE})
+    return Transcript(f"{transcript.transcript_id}-loop", rows, transcript.system_prompt, list(transcript.tools))
+
+
+def provider(
+    replies: deque[dict[str, Any]], window: int, sent: list[dict[str, Any]], compactions: list[int], agent: list[Any]
+) -> ThreadingHTTPServer:
+    """A local chat-completions server answering with ``replies`` in order (streamed when asked),
+    reporting each request's exact token count as its usage and noting the agent's compaction count
+    (``agent[0]`` once built) when each request arrived."""
+    counter = ExactCounter()
 
     class Provider(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
@@ -49,12 +81,14 @@ def provider(replies: deque[dict[str, Any]], window: int, sent: list[dict[str, A
                 self._reply("{}", code=404)
                 return
             sent.append(body)
+            compactions.append(int(getattr(agent[0].context_compressor, "compression_count", 0)) if agent else 0)
             reply = replies.popleft() if replies else {"role": "assistant", "content": "(the recording ended)"}
             message: dict[str, Any] = {"role": "assistant", "content": reply.get("content") or None}
             if reply.get("tool_calls"):
                 message["tool_calls"] = [dict(call, index=k) for k, call in enumerate(reply["tool_calls"])]
             finish = "tool_calls" if reply.get("tool_calls") else "stop"
-            usage = {"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010}
+            prompt = counter.request(body["messages"], body.get("tools") or [])
+            usage = {"prompt_tokens": prompt, "completion_tokens": 10, "total_tokens": prompt + 10}
             head = {"id": "r", "created": 0, "model": "gpt-4o"}
             if not body.get("stream"):
                 choice = {"index": 0, "message": message, "finish_reason": finish}
@@ -95,12 +129,31 @@ def register_recorded_tools(transcript: Transcript) -> None:
 def main() -> None:
     os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-home-")
     transcript = load_transcript(sys.argv[1])
+    window = int(sys.argv[2])
     sent: list[dict[str, Any]] = []
-    server = provider(deque(m for m in transcript.messages if m["role"] == "assistant"), int(sys.argv[2]), sent)
+    compactions: list[int] = []
+    built: list[Any] = []
+    server = provider(
+        deque(m for m in transcript.messages if m["role"] == "assistant"), window, sent, compactions, built
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     register_recorded_tools(transcript)
+    import agent.agent_init as agent_init
+    from hermes_state import SessionDB
     from run_agent import AIAgent
 
+    from contextlab.engines.hermes_compressor import hermes_compressor_class
+
+    real_compressor = hermes_compressor_class()
+
+    class OfflineCompressor(real_compressor):  # type: ignore[misc,valid-type]
+        """The host's built-in compressor, built with the host's own arguments, summaries offline."""
+
+        def __init__(self, model: str, **kwargs: Any) -> None:
+            size = kwargs.pop("config_context_length", None) or window
+            real_compressor.__init__(self, model=model, context_length=size, **kwargs)
+
+    agent_init.ContextCompressor = OfflineCompressor
     agent = AIAgent(
         base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
         api_key="unused",
@@ -111,7 +164,9 @@ def main() -> None:
         enabled_toolsets=["replay"],
         max_iterations=200,
         tool_delay=0,
+        session_db=SessionDB(db_path=Path(os.environ["HERMES_HOME"]) / "state.db"),
     )
+    built.append(agent)
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
     history = None
     for message in transcript.messages:
@@ -122,7 +177,12 @@ def main() -> None:
                 message["content"], system_message=transcript.system_prompt, conversation_history=history
             )
             history = done.get("messages")
-    print(json.dumps({"requests": sent[:limit], "window": agent.context_compressor.context_length}))
+    found = {
+        "requests": sent[:limit],
+        "compactions": compactions[:limit],
+        "window": agent.context_compressor.context_length,
+    }
+    print(json.dumps(found))
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ class Probe(ContextEngine):
 
 def real_agent(window):
     transcript = load_dataset("coding-agent-short")
-    server = provider(deque(), window, [])
+    server = provider(deque(), window, [], [], [])
     threading.Thread(target=server.serve_forever, daemon=True).start()
     register_recorded_tools(transcript)
     import plugins.context_engine as engines

@@ -17,15 +17,21 @@ from typing import Any
 
 import pytest
 
-from contextlab import load_transcript, replay, save_transcript
+from contextlab import HostSettings, load_dataset, load_transcript, replay, save_transcript
 from contextlab.transcripts.model import Transcript
 from tests.hermes.conftest import REPO
+from tests.hermes.real_loop import loop_shaped
 from tests.request_log import Requests
 
 
 def real_requests(
     hermes_python: Path, path: Path, window: int, workdir: Path, limit: int | None = None
 ) -> list[list[dict[str, Any]]]:
+    return [request["messages"] for request in real_run(hermes_python, path, window, workdir, limit)["requests"]]
+
+
+def real_run(hermes_python: Path, path: Path, window: int, workdir: Path, limit: int | None = None) -> dict[str, Any]:
+    """What ``real_loop.py`` printed: the requests (bodies) and the compaction count at each."""
     extra = [] if limit is None else [str(limit)]
     done = subprocess.run(
         [str(hermes_python), str(REPO / "tests" / "hermes" / "real_loop.py"), str(path), str(window), *extra],
@@ -35,9 +41,9 @@ def real_requests(
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["window"] == window
-    return [request["messages"] for request in found["requests"]]
+    return found
 
 
 def our_requests(path: Path, window: int) -> list[list[dict[str, Any]]]:
@@ -123,3 +129,37 @@ def test_the_real_loop_spills_what_contextlab_spills(hermes_python: Path, tmp_pa
     assert comparable(theirs[1]) == comparable(ours[1])
     spilled = ours[1][-1]["content"]
     assert spilled.startswith("<persisted-output>") and len(spilled) < 2_500 and len(theirs[1][-1]["content"]) < 2_500
+
+
+@pytest.mark.parametrize(
+    ("dataset", "window", "at_least"), [("support-agent", 64_000, 40), ("coding-agent", 128_000, 60)]
+)
+def test_whole_sessions_match_the_real_loop_until_its_first_compaction(
+    hermes_python: Path, tmp_path: Path, dataset: str, window: int, at_least: int
+) -> None:
+    """A dataset made to follow the loop's turn shape (``real_loop.loop_shaped``) replays whole in the
+    real loop, with a session store, exact usage and the real compressor. contextlab, given the real
+    host's system prompt and tool list, sends the same requests up to the real loop's first
+    compaction: there 0.19.0's gates measure the plain rough estimate of the request, where contextlab
+    follows newer upstream's usage-anchored pressure and compacts later (``docs/host-loop.md`` §Tool
+    results, *Whole sessions*). Where that compaction falls depends on the real host's system prompt
+    (about 47 and 69 requests here); ``at_least`` keeps the comparison long. On ``coding-agent`` the
+    stretch includes a re-read the host's tool-loop warning marks; the stall guards, newer than
+    0.19.0, are off."""
+    path = tmp_path / f"{dataset}-loop.jsonl"
+    save_transcript(loop_shaped(load_dataset(dataset)), path)
+    found = real_run(hermes_python, path, window, tmp_path, limit=120)
+    first = found["compactions"].index(1)  # the first request sent after the real loop's first compaction
+    assert first >= at_least
+    theirs = [request["messages"] for request in found["requests"][:first]]
+    head = found["requests"][0]
+    settings = HostSettings(
+        context_length=window, system_prompt=head["messages"][0]["content"], tools=head["tools"], stall_guards=False
+    )
+    requests = Requests()
+    replay(load_transcript(path), "compressor", settings, observers=[requests], probes=False)
+    for index, real in enumerate(theirs):
+        ours = requests.sent[index]
+        assert real[0] == ours[0] and comparable(real) == comparable(ours), f"{dataset}: request {index}"
+    warned = [i for i, rows in enumerate(theirs) if any("[Tool loop warning:" in str(r.get("content")) for r in rows)]
+    assert bool(warned) == (dataset == "coding-agent")
