@@ -33,6 +33,31 @@ GO_ON = "Go on."
 DONE = "Done."
 
 
+def loop_ready(transcript: Transcript) -> Transcript:
+    """``transcript`` in a form both the real loop and contextlab replay alike: a schema for every tool
+    it calls when it recorded none (Claude Code logs), and tool outputs recorded as text parts joined
+    into one text (a real tool returns a string; its registry refuses a list)."""
+    tools = list(transcript.tools)
+    if not tools:
+        names = sorted({call["function"]["name"] for m in transcript.messages for call in m.get("tool_calls") or []})
+        parameters = {"type": "object", "properties": {}}
+        tools = [
+            {
+                "type": "function",
+                "function": {"name": n, "description": f"The recorded {n} tool.", "parameters": parameters},
+            }
+            for n in names
+        ]
+    rows = []
+    for message in transcript.messages:
+        content = message.get("content")
+        texts = isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content)
+        if message["role"] == "tool" and texts:
+            message = {**message, "content": "\n".join(str(p.get("text", "")) for p in content)}
+        rows.append(message)
+    return Transcript(transcript.transcript_id, rows, transcript.system_prompt, tools)
+
+
 def loop_shaped(transcript: Transcript) -> Transcript:
     """``transcript`` made to follow the loop's turn shape, so the real loop replays all of it: a
     ``Go on.`` user row after a text reply the recorded turn goes on from (the loop ends its turn on a

@@ -20,7 +20,7 @@ import pytest
 from contextlab import HostSettings, load_dataset, load_transcript, replay, save_transcript
 from contextlab.transcripts.model import Transcript
 from tests.hermes.conftest import REPO
-from tests.hermes.real_loop import loop_shaped
+from tests.hermes.real_loop import loop_ready, loop_shaped
 from tests.request_log import Requests
 
 
@@ -131,11 +131,15 @@ def test_the_real_loop_spills_what_contextlab_spills(hermes_python: Path, tmp_pa
     assert spilled.startswith("<persisted-output>") and len(spilled) < 2_500 and len(theirs[1][-1]["content"]) < 2_500
 
 
+CLAUDE_CODE_SESSION = "claude-code/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+
+
 @pytest.mark.parametrize(
-    ("dataset", "window", "at_least"), [("support-agent", 64_000, 40), ("coding-agent", 128_000, 60)]
+    ("dataset", "window", "at_least"),
+    [("support-agent", 64_000, 40), ("coding-agent", 128_000, 60), (CLAUDE_CODE_SESSION, 64_000, 90)],
 )
 def test_whole_sessions_match_the_real_loop_until_its_first_compaction(
-    hermes_python: Path, tmp_path: Path, dataset: str, window: int, at_least: int
+    hermes_python: Path, shared_transcripts: Path, tmp_path: Path, dataset: str, window: int, at_least: int
 ) -> None:
     """A dataset made to follow the loop's turn shape (``real_loop.loop_shaped``) replays whole in the
     real loop, with a session store, exact usage and the real compressor. contextlab, given the real
@@ -143,19 +147,20 @@ def test_whole_sessions_match_the_real_loop_until_its_first_compaction(
     compaction: there 0.19.0's gates measure the plain rough estimate of the request, where contextlab
     follows newer upstream's usage-anchored pressure and compacts later (``docs/host-loop.md`` §Tool
     results, *Whole sessions*). Where that compaction falls depends on the real host's system prompt
-    (about 47 and 69 requests here); ``at_least`` keeps the comparison long. On ``coding-agent`` the
-    stretch includes a re-read the host's tool-loop warning marks; the stall guards, newer than
-    0.19.0, are off."""
-    path = tmp_path / f"{dataset}-loop.jsonl"
-    save_transcript(loop_shaped(load_dataset(dataset)), path)
+    (about 47, 69 and 102 requests here); ``at_least`` keeps the comparison long. A Claude Code session
+    gets schemas for the tools it calls and its text-part outputs as text (``real_loop.loop_ready``).
+    On ``coding-agent`` the stretch includes a re-read the host's tool-loop warning marks; the stall
+    guards, newer than 0.19.0, are off."""
+    recorded = load_transcript(shared_transcripts / dataset) if "/" in dataset else load_dataset(dataset)
+    path = tmp_path / "loop.jsonl"
+    save_transcript(loop_shaped(loop_ready(recorded)), path)
     found = real_run(hermes_python, path, window, tmp_path, limit=120)
     first = found["compactions"].index(1)  # the first request sent after the real loop's first compaction
     assert first >= at_least
     theirs = [request["messages"] for request in found["requests"][:first]]
     head = found["requests"][0]
-    settings = HostSettings(
-        context_length=window, system_prompt=head["messages"][0]["content"], tools=head["tools"], stall_guards=False
-    )
+    system, tools = head["messages"][0]["content"], head.get("tools")
+    settings = HostSettings(context_length=window, system_prompt=system, tools=tools, stall_guards=False)
     requests = Requests()
     replay(load_transcript(path), "compressor", settings, observers=[requests], probes=False)
     for index, real in enumerate(theirs):
