@@ -35,8 +35,9 @@ DONE = "Done."
 
 def loop_ready(transcript: Transcript) -> Transcript:
     """``transcript`` in a form both the real loop and contextlab replay alike: a schema for every tool
-    it calls when it recorded none (Claude Code logs), and tool outputs recorded as text parts joined
-    into one text (a real tool returns a string; its registry refuses a list)."""
+    it calls when it recorded none (Claude Code logs), and replies and tool outputs recorded as text
+    parts joined into one text (a provider streams a reply's text as a string; a tool registry refuses
+    a list)."""
     tools = list(transcript.tools)
     if not tools:
         names = sorted({call["function"]["name"] for m in transcript.messages for call in m.get("tool_calls") or []})
@@ -52,7 +53,7 @@ def loop_ready(transcript: Transcript) -> Transcript:
     for message in transcript.messages:
         content = message.get("content")
         texts = isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content)
-        if message["role"] == "tool" and texts:
+        if message["role"] in ("tool", "assistant") and texts:
             message = {**message, "content": "\n".join(str(p.get("text", "")) for p in content)}
         rows.append(message)
     return Transcript(transcript.transcript_id, rows, transcript.system_prompt, tools)
@@ -119,10 +120,11 @@ def provider(
                 choice = {"index": 0, "message": message, "finish_reason": finish}
                 self._reply(json.dumps({**head, "object": "chat.completion", "choices": [choice], "usage": usage}))
                 return
-            chunks = [
-                {"choices": [{"index": 0, "delta": message, "finish_reason": None}]},
-                {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage},
-            ]
+            # As providers stream: the text first, then one chunk per call (its index, id and name in it).
+            deltas = [{"role": "assistant", "content": message["content"]}]
+            deltas += [{"tool_calls": [call]} for call in message.get("tool_calls") or []]
+            chunks = [{"choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
+            chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage})
             events = "".join(
                 f"data: {json.dumps({**head, 'object': 'chat.completion.chunk', **c})}\n\n" for c in chunks
             )
