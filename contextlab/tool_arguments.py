@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from typing import Any
 
 EMPTY_ARGUMENTS = "{}"
 """What an unrepairable argument string is sent as."""
@@ -125,3 +126,17 @@ def _controls_escaped(text: str) -> str:
         out.append(f"\\u{ord(char):04x}" if in_string and char < " " else char)
         i += 1
     return "".join(out)
+
+
+def parsed_arguments(raw: Any) -> dict[str, Any]:
+    """Tool-call arguments as the host dispatches them: a JSON object string (or an object) as a dict,
+    anything else (blank, not JSON, not an object) as ``{}``."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str) or not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.engine import ContextEngine, Message
+from contextlab.tool_arguments import parsed_arguments
 
 
 def host_schema(schema: Any) -> dict[str, Any] | None:
@@ -69,19 +70,6 @@ def inject_engine_tools(base: list[dict[str, Any]], schemas: Iterable[Any]) -> I
     return InjectedTools(tools, frozenset(names), tuple(skipped))
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
-    """Tool-call arguments as a dict (a JSON string, a dict, or anything else as ``{}``)."""
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        try:
-            value = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            return {}
-        return value if isinstance(value, dict) else {}
-    return {}
-
-
 class EngineToolRouter:
     """Replaces recorded results of the engine's own tools with the engine's live answers."""
 
@@ -101,7 +89,7 @@ class EngineToolRouter:
             name = function.get("name")
             call_id = call.get("id")
             if isinstance(name, str) and name in self.names and isinstance(call_id, str):
-                found[call_id] = (name, _arguments(function.get("arguments")))
+                found[call_id] = (name, parsed_arguments(function.get("arguments")))
         return found
 
     def answer(self, name: str, args: dict[str, Any], messages: list[Message]) -> str:

@@ -331,9 +331,8 @@ class ReplayHost:
         engine is reset, and the history starts empty; no ``on_session_start`` follows
         (docs/host-loop.md §Sessions)."""
         old = self.session_id
-        history = self.working.peek()
-        if self._ends_sessions and history:
-            self._call_optional("on_session_end", old, clone_messages(history))
+        if self._ends_sessions and self.working.peek():
+            self._call_optional("on_session_end", old, self._engine_copy())
         self._call_optional("on_session_reset")
         self.session_id = f"{self._base_session_id}/{kind}@{self._turn_index}"
         self.working.replace([])

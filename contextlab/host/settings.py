@@ -97,6 +97,11 @@ class HostSettings:
     tool_results: str = "host"
 
     def __post_init__(self) -> None:
+        for switch in fields(self):
+            # A sweep file's `session_store: maybe` would otherwise pass as true.
+            value = getattr(self, switch.name)
+            if switch.type == "bool" and not isinstance(value, bool):
+                raise ConfigError(f"{switch.name} must be true or false, got {value!r}")
         if self.context_length <= 0:
             raise ConfigError(f"context_length must be positive, got {self.context_length}")
         if self.threshold_percent is not None and not 0 < self.threshold_percent <= 1:

@@ -26,8 +26,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextlab.messages import tool_call_arguments
-
 IDEMPOTENT_TOOLS = frozenset(
     {
         "read_file",
@@ -143,12 +141,6 @@ def result_key(result: str, tool_name: str) -> str:
         if isinstance(kernel, dict):
             data["kernel"] = {k: v for k, v in kernel.items() if k != "execution_count"}
     return canonical_json(data)
-
-
-def parsed_arguments(call: dict[str, Any]) -> dict[str, Any]:
-    """A call's arguments as the host dispatches them: the parsed JSON object, else empty."""
-    value = _parsed(tool_call_arguments(call) or "{}")
-    return value if isinstance(value, dict) else {}
 
 
 def _ordinal(count: int) -> str:

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.engine import Message
-from contextlab.host.tool_guard import ToolLoopGuard, parsed_arguments
-from contextlab.messages import tool_call_name, tool_calls
+from contextlab.host.tool_guard import ToolLoopGuard
+from contextlab.messages import tool_call_arguments, tool_call_name, tool_calls
+from contextlab.tool_arguments import parsed_arguments
 
 PERSISTED_OPEN = "<persisted-output>"
 PERSISTED_CLOSE = "</persisted-output>"
@@ -122,7 +123,7 @@ class ToolResultMaker:
             name = tool_call_name(call)
             content = row.get("content")
             if self.guard is not None:  # the guardrails see the output before it may spill
-                content = self.guard.observe(name, parsed_arguments(call), content, str(call_id))
+                content = self.guard.observe(name, parsed_arguments(tool_call_arguments(call)), content, str(call_id))
             if isinstance(content, str) and len(content) > self.budget.threshold(name):
                 content = self._spill(content, str(call_id))
             batch.append(len(made))

@@ -28,3 +28,17 @@ def test_without_a_session_store_the_compressor_backs_off_sooner(
     # 24 and 19 passes, on 23 and 18 requests (one request compacts twice), as the real compressor.
     assert (with_store["compactions"], without["compactions"]) == (24, 19)
     assert with_store["window_note"] and without["window_note"]  # 32K is under the real host's minimum
+
+
+@pytest.mark.parametrize("switch", ["session_store", "tool_loop_warnings", "stall_guards"])
+def test_a_switch_that_is_not_a_boolean_is_one_line_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], switch: str
+) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(f"transcripts: [coding-agent-short]\nengines: [passthrough]\nsettings: {{{switch}: maybe}}\n")
+    out = tmp_path / "out"
+    assert main(["bench", str(sweep), "--out", str(out), "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"contextlab: error: settings: {switch} must be true or false, got 'maybe'"
+    ]
+    assert not out.exists()
