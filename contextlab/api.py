@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from contextlab.engine import ContextEngine, is_engine
 from contextlab.engines import EngineSpec, engine_label
 from contextlab.host.observers import RequestObserver
 from contextlab.host.replay import run_replay
@@ -49,7 +50,7 @@ def replay(
     settings = (
         (settings or HostSettings()).with_(**setting_overrides) if setting_overrides else (settings or HostSettings())
     )
-    instance = resolve_engine(engine, params)
+    instance = follow_host_version(resolve_engine(engine, params), engine, params, settings.hermes_version)
     label = engine_label(engine)  # the label a failed run of this spec gets too
     observers = list(observers)
     if probes:
@@ -63,6 +64,18 @@ def replay(
         observers=observers,
         counter=counter,
     )
+
+
+def follow_host_version(
+    instance: ContextEngine, spec: EngineSpec, params: Mapping[str, Any] | None, version: str
+) -> ContextEngine:
+    """``instance``, or the compressor port built again under the rules of the host version the
+    replay follows (``HostSettings.hermes_version``), so one switch models a whole host release.
+    Parameters that name ``hermes_rules`` win, and a given instance is kept as it is."""
+    rules = getattr(instance, "hermes_rules", None)
+    if rules is None or rules == version or is_engine(spec) or "hermes_rules" in (params or {}):
+        return instance
+    return resolve_engine(spec, {**(params or {}), "hermes_rules": version})
 
 
 def compare(

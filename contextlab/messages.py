@@ -353,7 +353,7 @@ def wire_message(message: Message, echo_reasoning: bool = False) -> Message:
         out["content"] = content.strip()
     calls = tool_calls(out)
     if calls:
-        out["tool_calls"] = [_canonical_call(c) for c in calls]
+        out["tool_calls"] = [_canonical_call(_without_responses_ids(c)) for c in calls]
     for key, value in out.items():  # last, as the host does: after the argument JSON is rewritten
         if type(value) is str:
             if not value.isascii():  # O(1): the common case costs no call
@@ -371,6 +371,18 @@ TRANSPORT_DROPPED_KEYS = frozenset({"tool_name", "effect_disposition", "codex_re
 estimates, which count them, and before the provider, which never sees them."""
 _CALL_KEYS_DROPPED = ("call_id", "response_item_id", "extra_content")
 """Tool-call keys the transport drops: Responses ids, and Gemini's thought signature (the last)."""
+
+_RESPONSES_IDS = _CALL_KEYS_DROPPED[:2]
+
+
+def _without_responses_ids(call: Any) -> Any:
+    """``call`` without the Responses ids the host keeps on its rows: the request copy of a
+    chat-completions route drops them before the host estimates it (``_sanitize_tool_calls_for_strict_api``
+    in ``build_api_messages``, ``NousResearch/hermes-agent`` ``agent/turn_context.py`` @``0041c5c0``;
+    0.19.0 ``agent/conversation_loop.py``)."""
+    if isinstance(call, dict) and not call.keys().isdisjoint(_RESPONSES_IDS):
+        return {key: value for key, value in call.items() if key not in _RESPONSES_IDS}
+    return call
 
 
 def keeps_thought_signatures(model: str) -> bool:

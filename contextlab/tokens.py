@@ -158,6 +158,60 @@ def estimate_message_tokens_rough(message: Message) -> int:
     return estimate_tokens_rough(str(shadow)) + images * IMAGE_TOKENS_ROUGH
 
 
+_IMAGE_PARTS = ("image", "image_url", "input_image")
+
+
+def legacy_message_chars(message: Message) -> tuple[int, int]:
+    """0.19.0's ``_estimate_message_chars`` and image count of one message: the length of the repr of
+    the row with every key but ``_anthropic_content_blocks`` (image parts replaced by a stub; a
+    ``_multimodal`` tool result by its text summary), and the images it holds (``_count_image_tokens``)."""
+    shadow: dict[str, Any] = {}
+    images = 0
+    for key, value in message.items():
+        if key == "_anthropic_content_blocks":
+            continue
+        if key == "content" and isinstance(value, list):
+            parts: list[Any] = []
+            for part in value:
+                if isinstance(part, dict) and part.get("type") in _IMAGE_PARTS:
+                    images += 1
+                    parts.append({"type": part.get("type"), "image": "[stripped]"})
+                else:
+                    parts.append(part)
+            value = parts
+        elif key == "content" and isinstance(value, dict) and value.get("_multimodal"):
+            inner = value.get("content")
+            if isinstance(inner, list):
+                images += sum(1 for p in inner if isinstance(p, dict) and p.get("type") in ("image", "image_url"))
+            value = value.get("text_summary", "")
+        shadow[key] = value
+    stashed = message.get("_anthropic_content_blocks")
+    if isinstance(stashed, list):
+        images += sum(1 for p in stashed if isinstance(p, dict) and p.get("type") == "image")
+    return len(str(shadow)), images
+
+
+def legacy_tokens(chars: int, images: int) -> int:
+    """0.19.0's ``estimate_messages_tokens_rough`` from a list's summed characters and images: one
+    rounding over the whole list (newer upstream rounds each message)."""
+    return (chars + 3) // 4 + images * IMAGE_TOKENS_ROUGH
+
+
+def legacy_messages_tokens(messages: Sequence[Message]) -> int:
+    """0.19.0's ``estimate_messages_tokens_rough`` of ``messages``."""
+    chars = images = 0
+    for message in messages:
+        c, i = legacy_message_chars(message)
+        chars += c
+        images += i
+    return legacy_tokens(chars, images)
+
+
+def legacy_text_tokens(text: str) -> int:
+    """0.19.0's ``estimate_tokens_rough``: ``(len + 3) // 4`` (no CJK rule)."""
+    return (len(text) + 3) // 4 if text else 0
+
+
 def _tool_parts(tool: dict[str, Any]) -> tuple[str, str, Any]:
     fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
     assert isinstance(fn, dict)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from contextlab.errors import ConfigError
 from contextlab.host.settings import ENGINE_TOOL_MODES, TOOL_RESULT_MODES, HostSettings
+from contextlab.host.versions import HERMES_VERSIONS
 
 if TYPE_CHECKING:
     from contextlab.hostconfig import HostConfig
@@ -29,6 +30,7 @@ HOST_OPTIONS: dict[str, str] = {
     "engine_tools": "engine_tools",
     "tool_results": "tool_results",
     "session_store": "session_store",
+    "hermes_version": "hermes_version",
 }
 """Option destination → the ``HostSettings`` field it sets. Every host option defaults to None, so an
 option counts as given exactly when argparse stored a value: ``--context-length 200000`` (the default
@@ -95,6 +97,13 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="tool outputs: made into rows as the host makes them (default: oversized ones spilled to a "
         "preview) or sent as recorded",
+    )
+    parser.add_argument(
+        "--hermes-version",
+        choices=tuple(HERMES_VERSIONS),
+        default=None,
+        help="the Hermes host the replay follows: newest (default: newer upstream) or 0.19.0 (PyPI "
+        "hermes-agent 0.19.0: rough-estimate gates; the compressor follows unless --param hermes_rules=...)",
     )
     parser.add_argument(
         "--no-session-store",

@@ -12,6 +12,7 @@ recorded reply in for the provider's, so the host makes its row's content the sa
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -91,8 +92,60 @@ def host_content(content: Any) -> str:
     return text
 
 
+def _responses_item_id(call_id: str) -> str:
+    """The ``response_item_id`` the host derives from a call id (a Responses ``function_call`` id
+    must start with ``fc_``; upstream ``_derive_responses_function_call_id``)."""
+    if call_id.startswith("fc_"):
+        return call_id
+    if call_id.startswith("call_") and len(call_id) > len("call_"):
+        return "fc_" + call_id[len("call_") :]
+    cleaned = re.sub(r"[^A-Za-z0-9_-]", "", call_id)
+    if cleaned.startswith("fc_"):
+        return cleaned
+    if cleaned.startswith("call_") and len(cleaned) > len("call_"):
+        return "fc_" + cleaned[len("call_") :]
+    if cleaned:
+        return "fc_" + cleaned[:48]
+    return "fc_" + hashlib.sha1(call_id.encode("utf-8")).hexdigest()[:24]
+
+
+def host_tool_call(call: Any) -> Any:
+    """A recorded tool call as the host keeps it: ``id`` and ``call_id`` both the call's id, and the
+    derived ``response_item_id`` (upstream ``_assistant_tool_call_dict``), ahead of its ``type`` and
+    ``function``; ``call`` itself when it carries both ids already or has no string id."""
+    if not isinstance(call, dict) or ("call_id" in call and "response_item_id" in call):
+        return call
+    raw = call.get("id")
+    if not isinstance(raw, str) or not raw.strip():
+        return call  # the host mints a deterministic id here; a recording always has one
+    head, bar, tail = raw.strip().partition("|")
+    if bar:  # a stored "call_id|item_id" pair
+        call_id, item = head.strip() or raw.strip(), tail.strip()
+    elif raw.strip().startswith("fc_"):
+        call_id, item = raw.strip(), raw.strip()
+    else:
+        call_id, item = raw.strip(), ""
+    item = item if item.startswith("fc_") else _responses_item_id(call_id)
+    made = {"id": call_id, "call_id": call_id, "response_item_id": item}
+    made.update((key, value) for key, value in call.items() if key not in made)
+    return made
+
+
 def made_assistant(row: Message) -> Message:
-    """``row`` as the host keeps it: the same object when its content is already the host's."""
+    """``row`` as the host keeps it (upstream ``build_assistant_message``): its content the host's,
+    ``reasoning`` (the recorded reasoning text, else None) and ``finish_reason`` after it, and each
+    tool call with the host's ids. The same object when it is the host's already."""
     content = row.get("content")
     made = host_content(content)
-    return row if made == content and type(content) is str else {**row, "content": made}
+    calls = row.get("tool_calls")
+    kept_calls = [host_tool_call(call) for call in calls] if isinstance(calls, list) else []
+    same_calls = not isinstance(calls, list) or all(a is b for a, b in zip(kept_calls, calls, strict=True))
+    if made == content and type(content) is str and same_calls and "reasoning" in row and "finish_reason" in row:
+        return row
+    out: Message = {"role": row.get("role", "assistant"), "content": made}
+    out["reasoning"] = row.get("reasoning", row.get("reasoning_content"))
+    out["finish_reason"] = row.get("finish_reason", "tool_calls" if calls else "stop")
+    out.update((key, value) for key, value in row.items() if key not in out)
+    if not same_calls:
+        out["tool_calls"] = kept_calls
+    return out

@@ -12,11 +12,12 @@ history drops (a compaction) takes its results with it (``docs/performance.md``)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from contextlab.engine import Message
 from contextlab.host.growing import GrowingView
+from contextlab.host.legacy_rough import LegacyRoughColumns
 from contextlab.host.memo import MessageMemo
 from contextlab.host.repair import Repair, RepairWatch, repair_history
 from contextlab.host.sanitized import Emitted, IncrementalSanitizer
@@ -44,9 +45,20 @@ class WorkingHistory:
     replacement, so a request can be a view of them.
     """
 
-    def __init__(self, memo: MessageMemo, system_prompt: str | None) -> None:
+    def __init__(
+        self,
+        memo: MessageMemo,
+        system_prompt: str | None,
+        *,
+        legacy_rough: bool = False,
+        settled: Callable[[Message], bool] | None = None,
+    ) -> None:
         self._memo = memo
         self._system_prompt = system_prompt
+        self._legacy_rough = legacy_rough
+        self._settled = settled  # when the host is done changing a row in place (engine views)
+        self.legacy: LegacyRoughColumns | None = None
+        """0.19.0's estimates of the rows (``hermes_version="0.19.0"`` only)."""
         self._prefix_wires: list[Message] = []
         if system_prompt:
             wire = memo.wire({"role": "system", "content": system_prompt})
@@ -69,7 +81,10 @@ class WorkingHistory:
             from contextlab.host.views import EngineViews
 
             prefix = [{"role": "system", "content": self._system_prompt}] if self._system_prompt else []
-            self._views = EngineViews(self, self._memo, prefix)
+            if self._settled is None:
+                self._views = EngineViews(self, self._memo, prefix)
+            else:
+                self._views = EngineViews(self, self._memo, prefix, self._settled)
         return self._views
 
     def peek(self) -> list[Message]:
@@ -111,6 +126,7 @@ class WorkingHistory:
         self._exact_total = 0
         self._index: dict[int, int] = {}
         self._last_user = -1
+        self.legacy = LegacyRoughColumns(self._memo.echo_reasoning) if self._legacy_rough else None
         self.structure = StructureTracker()
         self._watch = RepairWatch()  # the host's messages list holds no system row: not fed one
         self._sanitizer: IncrementalSanitizer | None = None
@@ -157,6 +173,8 @@ class WorkingHistory:
         self._exact_total = sum(e for e in self._exact if e > 0)
         self._rough_cumulative = self._rough_cumulative[: start + 1]
         self._thinking_cumulative = self._thinking_cumulative[: start + 1]
+        if self.legacy is not None:
+            self.legacy.truncate(start)
         self._last_user = next((i for i in range(start - 1, -1, -1) if rows[i].get("role") == "user"), -1)
         newest_assistant = next((i for i in range(start - 1, -1, -1) if rows[i].get("role") == "assistant"), -1)
         self._last_thinking = self._memo.stale_thinking(rows[newest_assistant]) if newest_assistant >= 0 else 0
@@ -213,6 +231,8 @@ class WorkingHistory:
         self._rough.append(rough)
         # The host estimates the request it is about to send, so the rough figures are of wire forms.
         self._rough_cumulative.append(self._rough_cumulative[-1] + rough)
+        if self.legacy is not None:
+            self.legacy.add(row)
         self.structure.feed(row)
         self._watch.feed(row)
         if self._sanitizer is not None:

@@ -45,9 +45,19 @@ from contextlab.host.trace import (
 )
 from contextlab.host.turns import Step, Turn, plan_turns
 from contextlab.host.usage_model import reported_prompt_tokens
-from contextlab.host.user_turn import ensure_user_turn
+from contextlab.host.user_turn import DB_PERSISTED_KEY, ensure_user_turn
 from contextlab.host.validity import row_problem
-from contextlab.messages import UidMinter, clone_messages, freeze, keeps_thought_signatures, stamp_identity
+from contextlab.host.versions import host_rules
+from contextlab.host.views import settled_rule
+from contextlab.messages import (
+    UidMinter,
+    clone_messages,
+    freeze,
+    keeps_thought_signatures,
+    stamp_identity,
+    tool_calls,
+    wire_message,
+)
 from contextlab.reasoning import needs_reasoning_echo
 from contextlab.thresholds import threshold_note, warn_clamped_once, window_note
 from contextlab.tokens import (
@@ -56,6 +66,9 @@ from contextlab.tokens import (
     RoughCounter,
     estimate_tokens_rough,
     estimate_tools_tokens_rough,
+    legacy_message_chars,
+    legacy_messages_tokens,
+    legacy_text_tokens,
 )
 from contextlab.transcripts.model import Transcript
 
@@ -103,6 +116,7 @@ class ReplayHost:
             echo_reasoning=self.echo_reasoning,
             thought_signatures=keeps_thought_signatures(self.model),
         )
+        self.rules = host_rules(settings.hermes_version)
         self.runner = CompactionRunner(engine, settings.compress_timeout_s)
         self.minter = UidMinter(settings.seed)
         self._corruption_marker = hermes_texts.text("corrupted_arguments_marker")
@@ -120,9 +134,11 @@ class ReplayHost:
         # A Hermes recording holds the rows its host made already; they are never made twice.
         self._hermes_recording = transcript.source_format.startswith("hermes")
         self._makes_tool_results = settings.tool_results == "host" and not self._hermes_recording
-        guarded = settings.tool_loop_warnings or settings.stall_guards
-        guard = ToolLoopGuard(settings.tool_loop_warnings, settings.stall_guards) if guarded else None
-        self._tool_results = ToolResultMaker(ToolResultBudget(), guard)
+        stall_guards = settings.stall_guards and self.rules.stall_guards
+        guarded = settings.tool_loop_warnings or stall_guards
+        guard = ToolLoopGuard(settings.tool_loop_warnings, stall_guards) if guarded else None
+        inline = not self.rules.spill_to_host_cache
+        self._tool_results = ToolResultMaker(ToolResultBudget(), guard, inline_spills=inline)
         self._tool_window = -1  # the window the maker's budget was scaled to
         self._ends_sessions = overrides(engine, "on_session_end")
         self._turns = plan_turns(transcript.messages)  # planned once: the run and the manual events use it
@@ -134,7 +150,13 @@ class ReplayHost:
 
         # Mutable replay state. The history is host-owned and never mutated in place: engines only
         # ever see clones, so per-row memos stay valid (see host/history.py and host/memo.py).
-        self.working = WorkingHistory(self.memo, self.system_prompt)
+        self._store_stamps = settings.session_store and not self.rules.message_uids
+        self.working = WorkingHistory(
+            self.memo,
+            self.system_prompt,
+            legacy_rough=not self.rules.per_message_rounding,
+            settled=settled_rule(uids=self.rules.message_uids, store_stamps=self._store_stamps),
+        )
         self._anchor: tuple[int, int] | None = None  # (prompt + completion, history length then)
         self._real_floor = 0
         self._awaiting_usage = False
@@ -142,6 +164,8 @@ class ReplayHost:
         self._attempts = 0
         self._turn_index = 0
         self._rough_fixed = 0
+        self._legacy_tools = 0  # 0.19.0's estimate of the tool schemas (and unseen overhead)
+        self._legacy_system = (0, 0)  # 0.19.0: the system prompt as text, and its row's characters
         self._rewritten = False
         self._request_index = 0
         self._row_triggers: list[str] = []
@@ -271,6 +295,11 @@ class ReplayHost:
             + estimate_tools_tokens_rough(self.tools)
             + self.settings.fixed_overhead_tokens
         )
+        if not self.rules.per_message_rounding:
+            self._legacy_tools = estimate_tools_tokens_rough(self.tools) + self.settings.fixed_overhead_tokens
+            prompt = self.system_prompt or ""
+            row = wire_message({"role": "system", "content": prompt}) if prompt else None
+            self._legacy_system = (legacy_text_tokens(prompt), legacy_message_chars(row)[0] if row else 0)
 
     # ------------------------------------------------------------------ turns
 
@@ -297,7 +326,8 @@ class ReplayHost:
             # compactions frame holds only passes some request followed (docs/host-loop.md).
             self._preflight()
         # The turn-start flush mints the user row's uid (a committed preflight already stamped all).
-        stamp_identity(self.working.peek(), self.minter, start=min(start, len(self.working.peek())))
+        self._stamp(self.working.peek(), start=min(start, len(self.working.peek())))
+        self._store_flush()
         last_usage: dict[str, Any] | None = None
         sent = 0
         for position, step in enumerate(turn.steps):
@@ -355,40 +385,65 @@ class ReplayHost:
     # ------------------------------------------------------------------ gates
 
     def _preflight(self) -> None:
-        """Turn-start gate: cheap pre-check, deferral, threshold passes, else engine maintenance."""
+        """Turn-start gate: cheap pre-check, deferral, the engine's failure cooldown, threshold
+        passes, else engine maintenance (``agent/turn_context_compaction.py`` @``e1805ec7``,
+        ``_preflight_compression``; 0.19.0 ``agent/turn_context.py``: docs/host-loop.md §Host versions)."""
         if not self.settings.compression_enabled:
             return
         engine = self.engine
         first_n = int(getattr(engine, "protect_first_n", 3))
         last_n = int(getattr(engine, "protect_last_n", 6))
-        working = self.working
-        full = working.rough_total + working.stale_thinking_total  # the host's estimate of the persisted rows
-        cheap = len(working.peek()) > first_n + last_n + 1 or full >= engine.threshold_tokens
+        cheap = len(self.working.peek()) > first_n + last_n + 1 or self._persisted_rough() >= engine.threshold_tokens
         if not cheap:
             return
         pressure = self._pressure()
-        if (
+        deferred = bool(
             self._anchor is None
             and self._defers
             and self._call_optional("should_defer_preflight_to_real_usage", pressure)
-        ):
+        )
+        if self.rules.preflight_seeds_last_prompt and not deferred:
+            last = int(engine.last_prompt_tokens)
+            if last >= 0 and pressure > last:  # never over the -1 sentinel of a fresh compaction
+                engine.last_prompt_tokens = pressure
+        if deferred or self._failure_cooldown():
             return
         if self._required("should_compress", pressure):
-            for _ in range(self.settings.max_attempts):
-                rows_before, pressure_before = len(self.working.peek()), pressure
-                if not self._compact("preflight", pressure):
-                    self._fail_closed_on_preflight_timeout(pressure)
-                    break
-                pressure = self._pressure()
-                progress = len(self.working.peek()) < rows_before or pressure < PROGRESS_RATIO * pressure_before
-                if not (progress and pressure >= engine.threshold_tokens):
-                    break
+            self._preflight_passes(pressure)
         elif (
-            self._maintains
+            self.rules.preflight_maintenance
+            and self._maintains
             and self._call_optional("should_compress_preflight", self._engine_copy())
             and not self._compact("maintenance", pressure)
         ):
             self._fail_closed_on_preflight_timeout(pressure)
+
+    def _preflight_passes(self, pressure: int) -> None:
+        """Up to ``max_attempts`` turn-start passes; another only while the last one made progress
+        (fewer rows, or over 5% of the estimate cut) and ``should_compress`` still says so, and
+        (newer upstream) it cut the estimate by over 5% with the request still over the threshold."""
+        for _ in range(self.settings.max_attempts):
+            rows_before, pressure_before = len(self.working.peek()), pressure
+            if not self._compact("preflight", pressure):
+                self._fail_closed_on_preflight_timeout(pressure)
+                return
+            pressure = self._pressure()
+            cut = pressure < PROGRESS_RATIO * pressure_before
+            if not (len(self.working.peek()) < rows_before or cut):
+                return
+            if not self._required("should_compress", pressure):
+                return
+            if self.rules.preflight_needs_token_cut and not (cut and pressure >= self.engine.threshold_tokens):
+                return
+
+    def _failure_cooldown(self) -> bool:
+        """Whether the engine reports an active compression-failure cooldown: the host then skips its
+        turn-start and pre-API gates (``get_active_compression_failure_cooldown``, optional: the
+        built-in compressor has it; an engine without it never blocks here)."""
+        probe = getattr(self.engine, "get_active_compression_failure_cooldown", None)
+        if not callable(probe):
+            return False
+        return bool(self._call_optional("get_active_compression_failure_cooldown"))
 
     def _fail_closed_on_preflight_timeout(self, request_tokens: int) -> None:
         """A turn-start pass that timed out ends the turn unless the request is known to fit the
@@ -406,12 +461,19 @@ class ReplayHost:
             return False
         if self._anchor is None and self._defers and self._call_optional("should_defer_preflight_to_real_usage", rough):
             return False
+        if self._failure_cooldown():
+            return False
         return bool(self._required("should_compress", pressure))
 
     def _post_tool_gate(self) -> None:
         if not self.settings.compression_enabled:
             return
         pressure = self._post_tool_pressure()
+        if not self.rules.post_tool_budget:
+            # 0.19.0: no attempt budget, no wait for usage after a compaction, no pruning.
+            if self._required("should_compress", pressure):
+                self._compact("post_tool", pressure)
+            return
         if (
             self._attempts < self.settings.max_attempts
             and not self._awaiting_usage
@@ -427,12 +489,14 @@ class ReplayHost:
 
     def _pressure(self) -> int:
         """The host's pressure figure: the usage anchor plus rough rows since, else the rough
-        request estimate floored at the last real prompt size.
+        request estimate floored at the last real prompt size (0.19.0: that estimate alone).
 
         Both estimate persisted rows, so reasoning a strict route never sends still counts: all of
         it in the rows since the anchor, the newest assistant turn's alone in the fallback (the
         host's ``charge_stale_thinking`` by route; ``docs/host-loop.md``)."""
         working = self.working
+        if working.legacy is not None:
+            return self._legacy_system[0] + working.legacy.persisted_tokens + self._legacy_tools
         if self._anchor is not None:
             value, at = self._anchor
             return value + working.rough_since(at) + working.stale_thinking_since(at)
@@ -447,10 +511,23 @@ class ReplayHost:
             return last
         if last == -1:
             return 0
+        if self.working.legacy is not None:  # 0.19.0: the rows and the tools, no system prompt
+            return self.working.legacy.persisted_tokens + self._legacy_tools
         return self._rough_fixed + self.working.rough_total + self.working.stale_thinking_total
+
+    def _persisted_rough(self) -> int:
+        """The host's rough estimate of the persisted rows alone (the turn-start pre-check's)."""
+        working = self.working
+        if working.legacy is not None:
+            return working.legacy.persisted_tokens
+        return working.rough_total + working.stale_thinking_total
 
     def _rough_request(self, history: list[Message]) -> int:
         """The rough request estimate over an arbitrary history (compaction before/after)."""
+        if self.working.legacy is not None:
+            legacy = self.working.legacy
+            rows = legacy.persisted_tokens if history is self.working.peek() else legacy_messages_tokens(history)
+            return self._legacy_system[0] + rows + self._legacy_tools
         if history is self.working.rows:
             return self._rough_fixed + self.working.rough_total
         working = self.working
@@ -461,6 +538,11 @@ class ReplayHost:
         return total
 
     def _rough_of_request(self, request: AssembledRequest) -> int:
+        legacy = self.working.legacy
+        if legacy is not None:  # 0.19.0: the request as built, system row included, rounded once
+            if request.extends_history:
+                return legacy.sent_tokens(self._legacy_system[1]) + self._legacy_tools
+            return legacy_messages_tokens(request.messages) + self._legacy_tools
         if request.extends_history:
             return self._rough_fixed + self.working.rough_total
         skip = 1 if self.system_prompt and request.messages else 0
@@ -582,14 +664,16 @@ class ReplayHost:
             self._required("update_from_response", {})
         row["engine_ms"] += self._engine_ms - started
         self._engine_ms = 0.0
-        if has_usage and self._pending_verdict and 0 < reported < self.engine.threshold_tokens:
+        rearm = self.rules.attempt_rearm and has_usage and self._pending_verdict
+        if rearm and 0 < reported < self.engine.threshold_tokens:
             self._attempts = 0  # the host re-arms once a compaction is confirmed by real usage
         self._pending_verdict = False
         self._awaiting_usage = False
 
         self._append([self._made_assistant(assistant, step.assistant_index)])
-        stamp_identity(self.working.peek(), self.minter, start=len(self.working.peek()) - 1)
-        if has_usage:  # without usage the host keeps its previous anchor (docs/host-loop.md)
+        self._stamp(self.working.peek(), start=len(self.working.peek()) - 1)
+        self._store_flush()
+        if has_usage and self.rules.anchored_pressure:  # without usage the host keeps its previous anchor
             self._anchor = (reported + completion, len(self.working.peek()))
             self._real_floor = reported
         if step.tool_indices:
@@ -600,7 +684,8 @@ class ReplayHost:
             if self._live_tools is not None:
                 results, row["engine_tool_results"] = self._answer_engine_tools(assistant, results)
             self._append(self._made_results(assistant, results, step.tool_indices))
-            stamp_identity(self.working.peek(), self.minter, start=start)
+            self._stamp(self.working.peek(), start=start)
+            self._store_flush()
             self._post_tool_gate()
         return usage if has_usage else None
 
@@ -719,7 +804,7 @@ class ReplayHost:
         results = [self.transcript.messages[i] for i in step.tool_indices]
         made = self._made_assistant(assistant, step.assistant_index)
         self._append([made, *self._made_results(assistant, results, step.tool_indices)])
-        stamp_identity(self.working.peek(), self.minter, start=start)
+        self._stamp(self.working.peek(), start=start)
 
     def _assemble(self) -> AssembledRequest:
         # Only an engine that selects is shown the incoming message: the search is skipped otherwise.
@@ -880,7 +965,7 @@ class ReplayHost:
             return "noop", UNCHANGED, None
         new = ensure_user_turn(adopted, before)
         rough_after = self._rough_request(new)
-        if rough_after > rough_before:
+        if self.rules.growth_guard and rough_after > rough_before:
             return "grew", f"rough size grew from {rough_before} to {rough_after}", None
         return "committed", None, new
 
@@ -939,13 +1024,31 @@ class ReplayHost:
         repair = self.working.repair(self._corruption_marker)
         if repair is None:
             return
-        stamp_identity(self.working.peek(), self.minter, start=repair.first_changed)
+        self._stamp(self.working.peek(), start=repair.first_changed)
         self._row_repairs += repair.repairs
         if self._anchor is not None and repair.first_changed < self._anchor[1] - 1:
             # The priced rows changed (the newest reply itself is not priced: the anchor's
             # completion covers it), so the usage no longer describes them: fall back, as the
             # host's fingerprinted anchor does.
             self._anchor = None
+
+    def _stamp(self, rows: list[Message], start: int = 0) -> None:
+        """The host's message and tool-call uids on rows from ``start`` on (newer hosts; 0.19.0 has none)."""
+        if self.rules.message_uids:
+            stamp_identity(rows, self.minter, start=start)
+
+    def _store_flush(self) -> None:
+        """The session store writes the rows it has not written yet: before the turn's first request,
+        after a reply and after its tool results (0.19.0 ``agent/turn_context.py``, the tool-call flush
+        in ``agent/conversation_loop.py``, ``agent/tool_executor.py``). 0.19.0 stamps each row it
+        writes with ``_db_persisted``, in place: its estimates count the key, and engines get it."""
+        legacy = self.working.legacy
+        if not self._store_stamps or legacy is None:
+            return
+        rows = self.working.peek()
+        for row in rows[legacy.stamped :]:
+            row[DB_PERSISTED_KEY] = True
+        legacy.stamp_all()
 
     def _engine_copy(self) -> list[Message]:
         """The engine's private copy of the history (per-row copies reused while pristine)."""
@@ -958,11 +1061,13 @@ class ReplayHost:
 
     def _made_assistant(self, assistant: Message, index: int) -> Message:
         """The row the host keeps of a recorded reply (its content flattened, stripped of inline
-        reasoning blocks, stripped and redacted: ``docs/host-loop.md`` §Assistant rows)."""
+        reasoning blocks, stripped and redacted; its bookkeeping keys: ``docs/host-loop.md``
+        §Assistant rows). Observers hear of it when its content changed: the keys never reach the wire."""
         if self._hermes_recording:
             return assistant
         made = made_assistant(assistant)
-        if made is not assistant:
+        recorded = assistant.get("content")
+        if made is not assistant and not (type(recorded) is str and made["content"] == recorded):
             self._tell_rows_made({index: made})
         return made
 
@@ -979,6 +1084,7 @@ class ReplayHost:
         outputs): the probe does not count what a spill took out as lost by the engine."""
         if not self._makes_tool_results or not results:
             return results
+        results, indices = in_call_order(assistant, results, indices)
         maker = self._tool_results
         window = int(self.engine.context_length)
         if window != self._tool_window:  # scaled again only when the engine's window changes
@@ -1005,7 +1111,7 @@ class ReplayHost:
 
     def _commit(self, new: list[Message], trigger: str | None) -> None:
         self._rewritten = True  # recorded usage no longer describes any later request
-        stamp_identity(new, self.minter)
+        self._stamp(new)
         self.working.replace(new)
         self._anchor = None  # the recorded usage no longer describes this history
         self._real_floor = 0
@@ -1135,6 +1241,22 @@ def run_replay(
         counter=counter,
     )
     return host.run()
+
+
+def in_call_order(
+    assistant: Message, results: list[Message], indices: Sequence[int]
+) -> tuple[list[Message], list[int]]:
+    """The recorded results (and their transcript indices) in the order of ``assistant``'s calls: the
+    host runs the calls and appends each result in call order, where a recording may list them as
+    they finished (a Claude Code log does). A row answering no call goes last, as recorded (the host
+    never made it; its repair drops it)."""
+    position = {call.get("id"): k for k, call in enumerate(tool_calls(assistant))}
+    unanswered = len(position)
+    keys = [position.get(row.get("tool_call_id"), unanswered) for row in results]
+    if keys == sorted(keys):
+        return results, list(indices)
+    order = sorted(range(len(results)), key=keys.__getitem__)  # stable: repeated ids keep their order
+    return [results[k] for k in order], [indices[k] for k in order]
 
 
 def engine_failure_note(engine: ContextEngine) -> str | None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from contextlab.errors import ConfigError
 from contextlab.host.usage_model import USAGE_MODELS
+from contextlab.host.versions import host_rules
 from contextlab.tokens import DEFAULT_ENCODING
 
 ENGINE_TOOL_MODES = ("recorded", "live")
@@ -68,6 +69,10 @@ class HostSettings:
             makes them from a tool's: ``name``, untrusted-data wrapping, oversized outputs spilled to a
             preview; :mod:`contextlab.host.tool_results`) or ``"recorded"`` (the recorded rows as
             they are). A Hermes recording's rows are already the host's and are never made again.
+        hermes_version: The Hermes host the loop follows: ``"newest"`` (default: newer upstream
+            ``NousResearch/hermes-agent``) or ``"0.19.0"`` (PyPI ``hermes-agent`` 0.19.0, whose gates
+            measure pressure with a rough estimate alone; :mod:`contextlab.host.versions`). The
+            compressor port follows it unless its own ``hermes_rules`` parameter is given.
     """
 
     context_length: int = 200_000
@@ -95,6 +100,7 @@ class HostSettings:
     engine_tools: str = "recorded"
     usage_model: str = "exact"
     tool_results: str = "host"
+    hermes_version: str = "newest"
 
     def __post_init__(self) -> None:
         for switch in fields(self):
@@ -116,6 +122,7 @@ class HostSettings:
             raise ConfigError(f"engine_tools must be one of {', '.join(ENGINE_TOOL_MODES)}, got {self.engine_tools!r}")
         if self.tool_results not in TOOL_RESULT_MODES:
             raise ConfigError(f"tool_results must be one of {', '.join(TOOL_RESULT_MODES)}, got {self.tool_results!r}")
+        host_rules(self.hermes_version)  # one line naming the versions when it is none of them
         if self.usage_model not in USAGE_MODELS:
             raise ConfigError(f"usage_model must be one of {', '.join(USAGE_MODELS)}, got {self.usage_model!r}")
         # The host parses max_attempts with a floor of 1 and a hard cap of 10.
@@ -144,4 +151,6 @@ class HostSettings:
             parts.append(f"provider={self.provider}")
         if self.base_url:
             parts.append(f"base_url={self.base_url}")
+        if self.hermes_version != "newest":
+            parts.append(f"hermes={self.hermes_version}")
         return ",".join(parts)

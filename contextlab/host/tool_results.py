@@ -101,10 +101,14 @@ class ToolResultBudget:
 class ToolResultMaker:
     """Makes the host's tool rows for the recorded results of one assistant message."""
 
-    def __init__(self, budget: ToolResultBudget, guard: ToolLoopGuard | None = None) -> None:
+    def __init__(
+        self, budget: ToolResultBudget, guard: ToolLoopGuard | None = None, *, inline_spills: bool = False
+    ) -> None:
         self.budget = budget
         self.guard = guard
         """The host's tool-loop guardrails (:mod:`contextlab.host.tool_guard`); None: off."""
+        self.inline_spills = inline_spills
+        """0.19.0 without a terminal sandbox: a spilled output is truncated inline, not written out."""
         self.spilled = 0
         """Outputs spilled so far (per output and by the batch budget)."""
 
@@ -134,6 +138,8 @@ class ToolResultMaker:
     def _spill(self, content: str, call_id: str) -> str:
         """The preview block that replaces a spilled output (the write is taken to succeed)."""
         self.spilled += 1
+        if self.inline_spills:
+            return _inline_truncation(content, self.budget.preview_chars)
         kept = _pageable_text(content)
         preview, more = _preview(kept, self.budget.preview_chars)
         path = f"{SPILL_DIRECTORY}/{_filename(call_id)}"
@@ -275,6 +281,15 @@ def _filename(call_id: str) -> str:
         digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:12]
         stem = f"{stem[:_MAX_FILENAME_STEM].rstrip('._-') or 'tool_result'}_{digest}"
     return f"{stem}.txt"
+
+
+def _inline_truncation(content: str, preview_chars: int) -> str:
+    """0.19.0's stand-in for a spill it could not write (no terminal sandbox): the preview, then a
+    note of the size (PyPI ``hermes-agent`` 0.19.0 ``tools/tool_result_storage.py``,
+    ``maybe_persist_tool_result``)."""
+    preview, _ = _preview(content, preview_chars)
+    note = f"[Truncated: tool response was {len(content):,} chars. Full output could not be saved to sandbox.]"
+    return f"{preview}\n\n{note}"
 
 
 def _persisted_block(preview: str, more: bool, size: int, path: str) -> str:

@@ -20,7 +20,7 @@ one ``id()``-keyed dict of entries, so a whole result is mapped with a few C-lev
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, repeat
 from operator import and_, eq, is_, is_not, itemgetter, ne, not_
@@ -32,9 +32,32 @@ from contextlab.host.history import UNCOUNTED, WorkingHistory
 from contextlab.host.memo import MessageMemo
 from contextlab.host.selection_structure import structure_signature
 from contextlab.host.tracked import tracked_clone
+from contextlab.host.user_turn import DB_PERSISTED_KEY
 from contextlab.messages import clone_messages, tool_calls
 
 __all__ = ["EngineViews", "structure_signature"]
+
+
+RowSettled = Callable[[Message], bool]
+"""Whether the host will change a history row no more (its in-place changes are done)."""
+
+
+def settled_rule(*, uids: bool, store_stamps: bool) -> RowSettled:
+    """When a host row is final: once stamped with its uids (newer hosts), once its session store
+    wrote it (0.19.0 with a store: ``_db_persisted``), else at once (0.19.0 changes no row)."""
+    if uids:
+        return _settled
+    if store_stamps:
+        return _stored
+    return _always
+
+
+def _stored(row: Message) -> bool:
+    return bool(row.get(DB_PERSISTED_KEY))
+
+
+def _always(row: Message) -> bool:
+    return True
 
 
 def _settled(row: Message) -> bool:
@@ -55,7 +78,8 @@ class _Mirror:
     hand-out only those, and the rows whose source the host may still stamp, are compared with
     their sources. A row that differs is cloned again."""
 
-    def __init__(self) -> None:
+    def __init__(self, settled: RowSettled = _settled) -> None:
+        self._settled = settled
         self.rows: list[Message] = []
         self.index: dict[int, int] = {}
         self.changed: set[int] = set()
@@ -91,7 +115,7 @@ class _Mirror:
         clone: Message = tracked_clone(row, (self.changed, i))
         self.index[id(clone)] = i
         self.fresh.append(i)
-        if not _settled(row):
+        if not self._settled(row):
             self._unsettled.append(i)
         return clone
 
@@ -112,7 +136,7 @@ class _Mirror:
                     del self.index[id(rows[i])]
                     self.dropped.append(id(rows[i]))
                     rows[i] = self._clone(source[i], i)
-                elif not _settled(source[i]):
+                elif not self._settled(source[i]):
                     self._unsettled.append(i)
         for i in range(len(rows), len(source)):
             rows.append(self._clone(source[i], i))
@@ -163,15 +187,17 @@ class _LastSelection:
 class EngineViews:
     """Hands engines private views of the history and maps what they return back to host rows."""
 
-    def __init__(self, history: WorkingHistory, memo: MessageMemo, prefix: list[Message]) -> None:
+    def __init__(
+        self, history: WorkingHistory, memo: MessageMemo, prefix: list[Message], settled: RowSettled = _settled
+    ) -> None:
         self._history = history
         self._memo = memo
         self._prefix = prefix  # the system row, if any (host-owned, never mutated)
         self._prefix_wires = [memo.wire(m) for m in prefix]
         self._prefix_signatures = [structure_signature(m) for m in prefix]
         self._version = -1
-        self._request = _Mirror()  # system + history rows (select_context's request)
-        self._conversation = _Mirror()  # history rows (conversation_messages, compaction snapshots, hooks)
+        self._request = _Mirror(settled)  # system + history rows (select_context's request)
+        self._conversation = _Mirror(settled)  # history rows (conversation_messages, compaction snapshots, hooks)
         self._generation = -1  # of the request mirror whose clones are in _entries
         # Per request position (system + history rows), extended as the history grows and kept per
         # history version: the host row, its wire form, exact and rough tokens, structure signature.

@@ -30,6 +30,8 @@ from contextlab.tokens import ExactCounter
 from contextlab.transcripts.model import Transcript
 
 GO_ON = "Go on."
+DISPLAY_KEYS = frozenset({"display_kind", "display_metadata"})
+"""A Claude Code log's display keys (an error flag, a meta row): the loop's rows cannot carry them."""
 DONE = "Done."
 
 
@@ -37,7 +39,7 @@ def loop_ready(transcript: Transcript) -> Transcript:
     """``transcript`` in a form both the real loop and contextlab replay alike: a schema for every tool
     it calls when it recorded none (Claude Code logs), and replies and tool outputs recorded as text
     parts joined into one text (a provider streams a reply's text as a string; a tool registry refuses
-    a list)."""
+    a list), without the log's display keys."""
     tools = list(transcript.tools)
     if not tools:
         names = sorted({call["function"]["name"] for m in transcript.messages for call in m.get("tool_calls") or []})
@@ -55,6 +57,8 @@ def loop_ready(transcript: Transcript) -> Transcript:
         texts = isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content)
         if message["role"] in ("tool", "assistant") and texts:
             message = {**message, "content": "\n".join(str(p.get("text", "")) for p in content)}
+        if not DISPLAY_KEYS.isdisjoint(message):  # the loop's rows never get a recording's display keys
+            message = {k: v for k, v in message.items() if k not in DISPLAY_KEYS}
         rows.append(message)
     return Transcript(transcript.transcript_id, rows, transcript.system_prompt, tools)
 
@@ -62,11 +66,17 @@ def loop_ready(transcript: Transcript) -> Transcript:
 def loop_shaped(transcript: Transcript) -> Transcript:
     """``transcript`` made to follow the loop's turn shape, so the real loop replays all of it: a
     ``Go on.`` user row after a text reply the recorded turn goes on from (the loop ends its turn on a
-    text reply), and a ``Done.`` reply between tool results and a user row (the loop asks again after
-    results)."""
+    text reply), a ``Done.`` reply between tool results and a user row (the loop asks again after
+    results), and consecutive user rows joined into one."""
     rows: list[dict[str, Any]] = []
     for message in transcript.messages:
         last = rows[-1] if rows else None
+        # The loop takes one user message per turn: consecutive ones (a Claude Code log's command
+        # echoes) become one, joined as the host's repair joins them.
+        texts = last is not None and isinstance(last.get("content"), str) and isinstance(message.get("content"), str)
+        if message["role"] == "user" and last and last["role"] == "user" and texts:
+            rows[-1] = {**last, "content": f"{last['content']}\n\n{message['content']}"}
+            continue
         if message["role"] == "assistant" and last and last["role"] == "assistant" and not last.get("tool_calls"):
             rows.append({"role": "user", "content": GO_ON})
         if message["role"] == "user" and last and last["role"] == "tool":
@@ -110,6 +120,9 @@ def provider(
             compactions.append(int(getattr(agent[0].context_compressor, "compression_count", 0)) if agent else 0)
             reply = replies.popleft() if replies else {"role": "assistant", "content": "(the recording ended)"}
             message: dict[str, Any] = {"role": "assistant", "content": reply.get("content") or None}
+            thinking = reply.get("reasoning_content") or reply.get("reasoning")
+            if isinstance(thinking, str) and thinking:
+                message["reasoning_content"] = thinking  # as a thinking model's provider returns it
             if reply.get("tool_calls"):
                 message["tool_calls"] = [dict(call, index=k) for k, call in enumerate(reply["tool_calls"])]
             finish = "tool_calls" if reply.get("tool_calls") else "stop"
@@ -122,6 +135,8 @@ def provider(
                 return
             # As providers stream: the text first, then one chunk per call (its index, id and name in it).
             deltas = [{"role": "assistant", "content": message["content"]}]
+            if "reasoning_content" in message:  # streamed ahead of the text, as providers do
+                deltas.insert(0, {"role": "assistant", "reasoning_content": message["reasoning_content"]})
             deltas += [{"tool_calls": [call]} for call in message.get("tool_calls") or []]
             chunks = [{"choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
             chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage})
@@ -134,7 +149,11 @@ def provider(
 
 
 def register_recorded_tools(transcript: Transcript) -> None:
-    """The recording's tools in the host's registry, each answering with its recorded outputs."""
+    """The recording's tools in the host's registry, each answering with its recorded outputs: the
+    output of the call being run (the host binds its id for approval hooks; it runs read-only calls
+    concurrently, so two reads of one file may run in either order), else the next output recorded
+    for the same name and arguments."""
+    from tools import approval
     from tools.registry import registry
 
     answers = {m.get("tool_call_id"): m.get("content") for m in transcript.messages if m["role"] == "tool"}
@@ -148,6 +167,11 @@ def register_recorded_tools(transcript: Transcript) -> None:
 
         def handler(args: dict[str, Any], _name: str = name, **_kwargs: Any) -> Any:
             queue = outputs.get((_name, json.dumps(args, sort_keys=True)))
+            call_id = approval._approval_tool_call_id.get()
+            if call_id in answers:
+                if queue and answers[call_id] in queue:
+                    queue.remove(answers[call_id])
+                return answers[call_id]
             return queue.popleft() if queue else ""
 
         registry.register(name=name, toolset="replay", schema=tool["function"], handler=handler, override=True)

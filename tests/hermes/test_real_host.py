@@ -885,3 +885,64 @@ def test_the_tool_loop_warnings_are_the_real_hosts(hermes_python: Path) -> None:
     )
     assert found["differ"] == []
     assert found["compared"] > 4_000 and found["warned"] > 200
+
+
+def test_the_0_19_0_rough_estimate_is_the_real_hosts(hermes_python: Path) -> None:
+    """``contextlab.tokens.legacy_message_chars`` and ``legacy_messages_tokens`` (the host loop's and
+    the compressor's estimates under ``hermes_version="0.19.0"``) against the real 0.19.0
+    ``_estimate_message_chars`` and ``estimate_messages_tokens_rough`` on random rows: text and part
+    lists with images, ``_multimodal`` tool results, Anthropic block stashes, store stamps, tool calls
+    with the host's ids, reasoning, non-ASCII and CJK text (counted by characters in 0.19.0)."""
+    found = run_python(
+        hermes_python,
+        r"""
+        import json, random
+        from agent.model_metadata import _estimate_message_chars, estimate_messages_tokens_rough
+        from contextlab.tokens import legacy_message_chars, legacy_messages_tokens
+
+        rng = random.Random(61206)
+        words = ["read", "the file", "é", "日本語", "\n", "  ", "{\"a\": 1}", "x" * 50, "'quoted'", '"dq"']
+
+        def text():
+            return "".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+
+        def row():
+            role = rng.choice(["user", "assistant", "tool"])
+            shape = rng.random()
+            if shape < 0.2:
+                content = [{"type": "text", "text": text()}, {"type": "image_url", "image_url": {"url": "data:x"}}]
+            elif shape < 0.3:
+                content = {"_multimodal": True, "text_summary": text(),
+                           "content": [{"type": "image", "source": "s"}, {"type": "text", "text": text()}]}
+            elif shape < 0.35:
+                content = None
+            else:
+                content = text()
+            out = {"role": role, "content": content}
+            if role == "assistant":
+                out.update(reasoning=rng.choice([None, text()]), finish_reason=rng.choice(["stop", "tool_calls"]))
+                if rng.random() < 0.5:
+                    out["tool_calls"] = [{"id": "call_1", "call_id": "call_1", "response_item_id": "fc_1",
+                                          "type": "function", "function": {"name": "f", "arguments": text()}}]
+                if rng.random() < 0.1:
+                    out["_anthropic_content_blocks"] = [{"type": "image"}, {"type": "text", "text": text()}]
+            if role == "tool":
+                out.update(name="f", tool_name="f", tool_call_id="call_1")
+            if rng.random() < 0.5:
+                out["_db_persisted"] = True
+            return out
+
+        differ, compared = [], 0
+        for _ in range(300):
+            rows = [row() for _ in range(rng.randint(1, 8))]
+            ours = legacy_messages_tokens(rows)
+            real = estimate_messages_tokens_rough(rows)
+            compared += len(rows)
+            chars = [(legacy_message_chars(r)[0], _estimate_message_chars(r)) for r in rows]
+            if ours != real or any(a != b for a, b in chars):
+                differ.append([ours, real, chars])
+        print(json.dumps({"differ": differ[:2], "compared": compared}))
+        """,
+    )
+    assert found["differ"] == []
+    assert found["compared"] > 1000

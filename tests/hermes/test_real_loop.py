@@ -57,7 +57,7 @@ def preview(content: Any) -> Any:
     contextlab) write a ``<persisted-output>`` block around the same preview."""
     if not isinstance(content, str):
         return content
-    if content.startswith("<persisted-output>"):
+    if content.startswith("<persisted-output>") and "chars):\n" in content:  # not a recorded tool's own
         kept = content.split("chars):\n", 1)[1].removesuffix("\n</persisted-output>")
         return kept.removesuffix("\n...")
     if "\n\n[Truncated: tool response was " in content:
@@ -132,6 +132,8 @@ def test_the_real_loop_spills_what_contextlab_spills(hermes_python: Path, tmp_pa
 
 
 CLAUDE_CODE_SESSION = "claude-code/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+SECOND_CLAUDE_CODE_SESSION = "claude-code/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+THIRD_CLAUDE_CODE_SESSION = "claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -168,3 +170,43 @@ def test_whole_sessions_match_the_real_loop_until_its_first_compaction(
         assert real[0] == ours[0] and comparable(real) == comparable(ours), f"{dataset}: request {index}"
     warned = [i for i, rows in enumerate(theirs) if any("[Tool loop warning:" in str(r.get("content")) for r in rows)]
     assert bool(warned) == (dataset == "coding-agent")
+
+
+@pytest.mark.parametrize(
+    ("dataset", "window", "compactions"),
+    [
+        ("support-agent", 64_000, 8),
+        ("coding-agent", 128_000, 13),
+        (SECOND_CLAUDE_CODE_SESSION, 64_000, 4),
+        (THIRD_CLAUDE_CODE_SESSION, 64_000, 4),
+    ],
+)
+def test_whole_sessions_match_the_real_0_19_0_loop(
+    hermes_python: Path, shared_transcripts: Path, tmp_path: Path, dataset: str, window: int, compactions: int
+) -> None:
+    """With ``hermes_version="0.19.0"`` contextlab follows that release's host (its rough-estimate
+    gates, its session store's stamps, its rows without uids, its inline truncation without a sandbox)
+    and the compressor its rules: every request of the whole session equals the real loop's, through
+    every compaction (``docs/host-loop.md`` §Host versions). The Claude Code sessions carry thinking,
+    which the harness's provider returns as a thinking model's does; the third lists some results out
+    of call order, which the host appends in call order."""
+    recorded = load_transcript(shared_transcripts / dataset) if "/" in dataset else load_dataset(dataset)
+    path = tmp_path / "loop.jsonl"
+    save_transcript(loop_shaped(loop_ready(recorded)), path)
+    found = real_run(hermes_python, path, window, tmp_path)
+    head = found["requests"][0]
+    settings = HostSettings(
+        context_length=window,
+        system_prompt=head["messages"][0]["content"],
+        tools=head.get("tools"),
+        hermes_version="0.19.0",
+    )
+    requests = Requests()
+    result = replay(load_transcript(path), "compressor", settings, observers=[requests], probes=False)
+    assert found["compactions"][-1] == int(result.summary["compactions"]) == compactions
+    assert len(requests.sent) == len(found["requests"])
+    for index, real in enumerate(found["requests"]):
+        ours = requests.sent[index]
+        assert real["messages"][0] == ours[0] and comparable(real["messages"]) == comparable(ours), (
+            f"{dataset}: request {index}"
+        )

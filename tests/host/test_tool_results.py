@@ -18,6 +18,7 @@ from contextlab.errors import ConfigError
 from contextlab.host.settings import HostSettings
 from contextlab.host.tool_results import PERSISTED_OPEN, SPILL_DIRECTORY, ToolResultBudget, ToolResultMaker
 from contextlab.transcripts.model import GoldFact, Transcript
+from tests.request_log import Requests
 
 
 def call(call_id: str, name: str) -> dict[str, object]:
@@ -215,3 +216,25 @@ def test_a_bad_mode_in_a_sweep_file_is_one_line_and_writes_nothing(
     error = capsys.readouterr().err.strip().splitlines()
     assert error == ["contextlab: error: settings: tool_results must be one of host, recorded, got 'raw'"]
     assert not out.exists()
+
+
+def test_results_join_the_history_in_the_order_of_the_calls() -> None:
+    """The host appends each call's result in call order; a recording may list them as they finished
+    (Claude Code logs do). Recorded rows (``tool_results="recorded"``) stay as recorded."""
+    calls = [
+        {"id": f"c{k}", "type": "function", "function": {"name": "read_file", "arguments": f'{{"k": {k}}}'}}
+        for k in range(3)
+    ]
+    rows = [
+        {"role": "user", "content": "read three"},
+        {"role": "assistant", "content": "", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "c2", "content": "two"},
+        {"role": "tool", "tool_call_id": "c0", "content": "zero"},
+        {"role": "tool", "tool_call_id": "c1", "content": "one"},
+        {"role": "assistant", "content": "done"},
+    ]
+    made, kept = Requests(), Requests()
+    replay(Transcript("order", rows, "sys", []), observers=[made], probes=False)
+    replay(Transcript("order", rows, "sys", []), observers=[kept], probes=False, tool_results="recorded")
+    assert [row["content"] for row in made.sent[-1][3:]] == ["zero", "one", "two"]
+    assert [row["content"] for row in kept.sent[-1][3:]] == ["two", "zero", "one"]

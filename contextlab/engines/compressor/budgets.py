@@ -17,7 +17,7 @@ from contextlab.engine import (
     match_model_threshold,  # noqa: F401  (the host's rule, shared with the ABC)
 )
 from contextlab.thresholds import MINIMUM_CONTEXT_LENGTH
-from contextlab.tokens import estimate_tokens_rough
+from contextlab.tokens import estimate_tokens_rough, legacy_messages_tokens
 
 SMALL_WINDOW = 512_000
 SMALL_WINDOW_FLOOR_PCT = 0.75
@@ -281,32 +281,8 @@ def walk_rule(messages: list[Message], *, ceil: bool, charge_all_thinking: bool)
     return WalkRule(_without_stale_thinking, last_assistant_index(messages))
 
 
-IMAGE_TOKENS_ROUGH_0_19_0 = 1_500
-_IMAGE_PART_TYPES = ("image", "image_url", "input_image")
-
-
 def rough_messages_0_19_0(messages: list[Message]) -> int:
-    """0.19.0's ``estimate_messages_tokens_rough``: the repr of every key but
-    ``_anthropic_content_blocks`` (image parts stubbed), one ceiling over the total, 1,500 per image.
+    """0.19.0's ``estimate_messages_tokens_rough`` (every key counted, one ceiling over the list):
+    :func:`contextlab.tokens.legacy_messages_tokens`, which the 0.19.0 host loop uses too.
     Newer hosts leave persistence-only keys out (``contextlab.tokens.RoughCounter``)."""
-    chars = 0
-    images = 0
-    for message in messages:
-        shadow: dict[str, object] = {}
-        for key, value in message.items():
-            if key == "_anthropic_content_blocks":
-                continue
-            if key == "content" and isinstance(value, list):
-                parts: list[object] = []
-                for part in value:
-                    if isinstance(part, dict) and part.get("type") in _IMAGE_PART_TYPES:
-                        images += 1
-                        parts.append({"type": part.get("type"), "image": "[stripped]"})
-                    else:
-                        parts.append(part)
-                value = parts
-            elif key == "content" and isinstance(value, dict) and value.get("_multimodal"):
-                value = value.get("text_summary", "")
-            shadow[key] = value
-        chars += len(str(shadow))
-    return (chars + 3) // 4 + images * IMAGE_TOKENS_ROUGH_0_19_0
+    return legacy_messages_tokens(messages)
