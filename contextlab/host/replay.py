@@ -148,8 +148,9 @@ class ReplayHost:
         self._live_tools: EngineToolRouter | None = None
         self._home = EngineHome(settings.hermes_home)
 
-        # Mutable replay state. The history is host-owned and never mutated in place: engines only
-        # ever see clones, so per-row memos stay valid (see host/history.py and host/memo.py).
+        # Mutable replay state. The history is host-owned; engines only ever see clones, so per-row
+        # memos stay valid (see host/history.py and host/memo.py). The host's own in-place marks (uids,
+        # 0.19.0's store stamps) never reach the wire; the engine views re-clone a row they change.
         self._store_stamps = settings.session_store and not self.rules.message_uids
         self.working = WorkingHistory(
             self.memo,
