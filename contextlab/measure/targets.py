@@ -196,8 +196,9 @@ def _extract(transcript: Transcript, payloads: list[str]) -> _Extracted:
     # searched for in the rows as sent, and the automata take no unencodable text.
     messages = [without_surrogates(message) for message in transcript.messages]
     raw: list[Target] = []
-    raw.extend(_identifier_targets(messages, payloads))
-    raw.extend(_error_targets(messages))
+    new_lines, new_output_lines = _new_lines(messages, payloads)
+    raw.extend(_identifier_targets(messages, new_lines))
+    raw.extend(_error_targets(messages, new_output_lines))
     raw.extend(_artifact_targets(messages, transcript.metadata.get("tool_calls") == FENCED_ACTIONS))
     raw.extend(_instruction_targets(messages))
     raw.extend(_task_targets(messages))
@@ -355,52 +356,112 @@ def _gold_facts(transcript: Transcript) -> list[Target]:
     return out
 
 
-def _identifier_targets(messages: list[Message], payloads: list[str]) -> Iterator[Target]:
-    seen: set[str] = set()
+_NewText = tuple[int, str]
+"""A row's index and the text of its lines not seen before (:func:`_new_lines`)."""
+
+
+def _new_lines(messages: list[Message], payloads: list[str]) -> tuple[list[_NewText], list[_NewText]]:
+    """The lines of each row that no earlier row had, for the identifier pass, and those of each tool
+    output that no earlier tool output had (and maybe some it had), for the error pass, as ``(row
+    index, lines joined)`` in row order (rows without such lines left out).
+
+    Neither an identifier nor an error line spans a line, and a line seen before gives nothing not
+    already found (a session reads the same files again and again, with a few lines changed: on
+    `coding-agent` 1.7 of 3.9 MB are new lines). Splitting and hashing the lines is most of the cost
+    of finding them, so both passes take them from one split of each payload: a tool output's new
+    lines are the row's, unless it holds a line of a row that is not a tool output."""
+    seen: set[str] = set()  # every line of the rows so far
+    # Lines of other rows that may be in no tool output yet: a superset of those, since reading a
+    # line again finds no new error (see _error_targets) but a line never read is an error missed.
+    unread: set[str] = set()
     done: set[str] = set()
-    seen_lines: set[str] = set()
+    done_output: set[str] = set()
+    new: list[_NewText] = []
+    new_output: list[_NewText] = []
     for index, (message, payload) in enumerate(zip(messages, payloads, strict=True)):
-        if payload in done:
-            continue  # a repeated payload (a file read twice) has no identifier not already seen
-        done.add(payload)
-        # Identifiers never span a line (none holds whitespace), so a line seen in an earlier payload
-        # has none not already seen: only the new lines are scanned (a session reads the same files
-        # again and again, with a few lines changed).
-        lines = payload.split("\n")
-        fresh = list(filterfalse(seen_lines.__contains__, lines))
-        if not fresh:
+        lines: list[str] | None = None
+        fresh: list[str] = []
+        if payload not in done:  # a repeated payload (a file read twice) has no line not seen
+            done.add(payload)
+            lines = payload.split("\n")
+            fresh = list(filterfalse(seen.__contains__, lines))
+            if fresh:
+                seen.update(fresh)
+                new.append((index, payload if len(fresh) == len(lines) else "\n".join(fresh)))
+        output = _output_text(message, payload) if is_tool_output(message) else None
+        if output is not payload:
+            unread.update(fresh)  # not read as a tool output's lines
+        if output is None or output in done_output:
             continue
-        seen_lines.update(fresh)
-        text = payload if len(fresh) == len(lines) else "\n".join(fresh)
+        done_output.add(output)
+        if output is payload and lines is not None and unread.isdisjoint(lines):
+            if fresh:  # the common case: the lines new to the row are the ones to read
+                new_output.append((index, new[-1][1]))
+            continue
+        _add_unread(index, output, lines if output is payload else None, (seen, unread, set(fresh)), new_output)
+    return new, new_output
+
+
+def _add_unread(
+    index: int,
+    output: str,
+    lines: list[str] | None,
+    sets: tuple[set[str], set[str], set[str]],
+    out: list[_NewText],
+) -> None:
+    """Append ``(index, the lines of output the error pass may not have read)`` to ``out``: those of
+    no earlier row or of the other rows' unread ones (``sets``: the lines seen, the unread ones and
+    the row's own new ones, already added to the seen ones); they are read now. ``lines``: the
+    output split into lines, when it is."""
+    seen, unread, fresh = sets
+    lines = output.split("\n") if lines is None else lines
+    # A line is new to the earlier rows when it is not seen or came with this row.
+    wanted = [line for line in lines if line in unread or line in fresh or line not in seen]
+    unread.difference_update(lines)
+    if wanted:
+        out.append((index, output if len(wanted) == len(lines) else "\n".join(wanted)))
+
+
+def _output_text(message: Message, payload: str) -> str:
+    """The text the error pass reads for a tool output: its payload, split into lines already, when
+    that is its content with the outer whitespace stripped (the wire form; no error line changes
+    with the blanks around it: the rules read a line with ``\\s*`` and word boundaries), else its
+    content (text the host sends in place of it, ``api_content``)."""
+    text = content_text(message)
+    return payload if payload is text or payload == text.strip() else text
+
+
+def _identifier_targets(messages: list[Message], new_lines: list[_NewText]) -> Iterator[Target]:
+    """The identifiers of the rows' new lines (:func:`_new_lines`), each at its first row."""
+    seen: set[str] = set()
+    for index, text in new_lines:
         # identifiers() gives each token once: the new ones are filtered at C speed.
         new = list(filterfalse(seen.__contains__, identifiers(text)))
         if not new:
             continue
         seen.update(new)
+        message = messages[index]
         origin, call = _origin(message), _call_id(message, index)
         for token in new:
             yield Target("identifier", token, (token,), index, origin, "identifier", source_call=call)
 
 
-def _error_targets(messages: list[Message]) -> Iterator[Target]:
+def _error_targets(messages: list[Message], new_output_lines: list[_NewText]) -> Iterator[Target]:
+    """The error lines of the tool outputs' new lines (:func:`_new_lines`): one target per fingerprint,
+    at its first row, with up to four distinct exemplars (a line seen again repeats a fingerprint and
+    an exemplar already recorded)."""
     exemplars: dict[str, list[str]] = {}
-    first: dict[str, tuple[int, Message]] = {}
-    done: set[str] = set()
-    for index, message in enumerate(messages):
-        if not is_tool_output(message):
-            continue
-        text = content_text(message)
-        if text in done:
-            continue  # a repeated output repeats fingerprints and exemplars already recorded
-        done.add(text)
+    first: dict[str, int] = {}
+    for index, text in new_output_lines:
         for fingerprint, exemplar in error_lines(text):
             found = exemplars.setdefault(fingerprint, [])
-            first.setdefault(fingerprint, (index, message))
+            first.setdefault(fingerprint, index)
             if exemplar not in found and len(found) < 4:
                 found.append(exemplar)
     for fingerprint, texts in exemplars.items():
-        index, message = first[fingerprint]
-        yield Target("error", fingerprint, tuple(texts), index, "tool", "error", source_call=_call_id(message, index))
+        index = first[fingerprint]
+        call = _call_id(messages[index], index)
+        yield Target("error", fingerprint, tuple(texts), index, "tool", "error", source_call=call)
 
 
 def artifact_op(tool_name: str) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,7 +19,7 @@ from contextlab.measure.text import (
     identifiers,
     task_text,
 )
-from contextlab.messages import content_text
+from contextlab.messages import content_text, wire_message, without_surrogates
 from contextlab.transcripts import load_transcript
 
 
@@ -286,12 +288,12 @@ def _identifier_targets_of_whole_payloads(payloads: list[str]) -> list[tuple[str
 
 
 def _assert_new_lines_give_the_whole_payloads_result(payloads: list[str]) -> None:
-    from contextlab.measure.targets import _identifier_targets
+    from contextlab.measure.targets import _identifier_targets, _new_lines
     from contextlab.measure.text import forget_identifiers
 
     messages = [{"role": "tool", "content": p} for p in payloads]
     forget_identifiers()
-    found = [(t.key, t.message_index) for t in _identifier_targets(messages, payloads)]
+    found = [(t.key, t.message_index) for t in _identifier_targets(messages, _new_lines(messages, payloads)[0])]
     assert found == _identifier_targets_of_whole_payloads(payloads)
 
 
@@ -317,6 +319,106 @@ def test_identifier_targets_of_new_lines_equal_whole_payload_scans_on_sessions(s
     ]
     for t in transcripts:
         _assert_new_lines_give_the_whole_payloads_result([message_payload(m) for m in t.messages])
+
+
+def _error_targets_of_whole_outputs(messages: list[dict[str, Any]]) -> list[tuple[str, tuple[str, ...], int]]:
+    """The error targets as the rule was first written: every distinct tool output read whole."""
+    from contextlab.measure.targets import is_tool_output
+
+    exemplars: dict[str, list[str]] = {}
+    first: dict[str, int] = {}
+    done: set[str] = set()
+    for index, message in enumerate(without_surrogates(m) for m in messages):
+        text = content_text(message)
+        if not is_tool_output(message) or text in done:
+            continue
+        done.add(text)
+        for fingerprint, exemplar in error_lines(text):
+            found = exemplars.setdefault(fingerprint, [])
+            first.setdefault(fingerprint, index)
+            if exemplar not in found and len(found) < 4:
+                found.append(exemplar)
+    return [(fingerprint, tuple(texts), first[fingerprint]) for fingerprint, texts in exemplars.items()]
+
+
+def _error_targets_of_new_lines(messages: list[dict[str, Any]]) -> list[tuple[str, tuple[str, ...], int]]:
+    """The error targets as extraction finds them: from the new lines of each tool output's payload."""
+    from contextlab.measure.targets import _error_targets, _new_lines
+    from contextlab.measure.text import message_payload
+
+    payloads = [message_payload(wire_message(m)) for m in messages]
+    rows = [without_surrogates(m) for m in messages]
+    return [(t.key, t.texts, t.message_index) for t in _error_targets(rows, _new_lines(rows, payloads)[1])]
+
+
+_LINES = [
+    "ERROR: shard 42 offline",
+    "Traceback (most recent call last):",
+    '  File "src/app.py", line 3, in <module>',
+    "ValueError: bad value for the shard",
+    "AssertionError",
+    "    raise ValueError(x)",
+    "except ValueError:",
+    "error[E0308]: mismatched types here",
+    "FAILED tests/test_a.py::test_b - assert 1 == 2",
+    "src/x.ts(3,1): error TS2304: Cannot find name",
+    "** (RuntimeError) boom in the worker",
+    "all good",
+    "ok",
+    "",
+    "   ",
+    "\x0cERROR: after a form feed",
+    "line\x1cFATAL: a separator inside",
+    "ERROR: one\r",
+    "fatal: not a git repository",
+    "E   AssertionError   ",
+]
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["tool", "assistant", "user", "observation", "observation-api", "call"]),
+            st.lists(st.sampled_from(_LINES), min_size=1, max_size=6),
+            st.sampled_from(["", " ", "\n", "  \n\n", "\t"]),
+        ),
+        max_size=12,
+    )
+)
+def test_error_targets_of_new_lines_equal_whole_output_reads(rows: list[tuple[str, list[str], str]]) -> None:
+    # Lines are shared across roles: a line an assistant wrote (a call's argument, a reply) and a tool
+    # output printed later must still be read as the tool output's; blanks around an output are
+    # stripped in its payload; an observation sent with other text (api_content) is read as recorded.
+    messages: list[dict[str, Any]] = []
+    for kind, lines, pad in rows:
+        text = pad + "\n".join(lines) + pad
+        if kind == "call":
+            call = {"id": "c", "type": "function", "function": {"name": "run", "arguments": json.dumps({"cmd": text})}}
+            messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        elif kind.startswith("observation"):
+            row = {"role": "user", "content": text, "display_kind": "observation"}
+            if kind == "observation-api":
+                row["api_content"] = "sent instead\n" + lines[0]
+            messages.append(row)
+        else:
+            messages.append({"role": kind, "content": text, **({"tool_call_id": "c"} if kind == "tool" else {})})
+    assert _error_targets_of_new_lines(messages) == _error_targets_of_whole_outputs(messages)
+
+
+def test_error_targets_of_new_lines_equal_whole_output_reads_on_sessions(shared_transcripts: Path) -> None:
+    from contextlab import load_dataset, load_transcript
+
+    transcripts = [
+        load_dataset("coding-agent"),
+        load_dataset("support-agent"),
+        *(load_transcript(p) for p in sorted((shared_transcripts / "claude-code").glob("*.jsonl"))),
+        *(load_transcript(p) for p in sorted((shared_transcripts / "mini-swe-agent" / "trajs").glob("*"))[:4]),
+    ]
+    for t in transcripts:
+        found = _error_targets_of_new_lines(t.messages)
+        assert found == _error_targets_of_whole_outputs(t.messages)
+    assert found
 
 
 _DECISION_RULE = re.compile(
