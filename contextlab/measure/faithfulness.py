@@ -25,7 +25,7 @@ from typing import Protocol
 import ahocorasick_rs
 
 from contextlab.engines.casefold import fold_to_ascii
-from contextlab.measure.text import identifier_parts, identifiers
+from contextlab.measure.text import AsciiWords, identifier_parts, identifiers
 from contextlab.messages import strip_surrogates
 
 _ENGINE_ID = re.compile(r"^(?:sum|node|summary|leaf|msg)_[0-9a-f]{6,}$")
@@ -46,7 +46,7 @@ def _whole_words(words: tuple[str, ...]) -> re.Pattern[str]:
 
 _DONE = _whole_words(_DONE_WORDS)
 _NOT_DONE = _whole_words(_NOT_DONE_WORDS)
-_STATUS_WORDS = ahocorasick_rs.AhoCorasick([*_DONE_WORDS, *_NOT_DONE_WORDS])
+_STATUS_WORDS = AsciiWords([*_DONE_WORDS, *_NOT_DONE_WORDS])
 """Both word lists in one automaton, for folded lines (:func:`fold_to_ascii`): one pass finds every
 candidate (a regular-expression search tries each alternative at each position, four times slower on
 the lines of a session, and far slower on a long line that is not ASCII), and a candidate counts when

@@ -314,7 +314,26 @@ def _other_error(line: str) -> bool:
     return bare and _BARE_EXCEPTION.match(line) is not None
 
 
-_ERROR_WORDS = ahocorasick_rs.AhoCorasick(
+class AsciiWords:
+    """An Aho-Corasick automaton of ASCII words, whose matches are read by position: an ASCII text is
+    searched as bytes, where a match's offsets are its character offsets. Searching a ``str``, the
+    automaton turns each match's UTF-8 offsets into character offsets, which took 60% of the time of
+    a search of coding-agent's tool outputs (4.2 ms against 1.7 ms over 3.8 MB, the same matches)."""
+
+    def __init__(
+        self, words: list[str], matchkind: ahocorasick_rs.MatchKind = ahocorasick_rs.MatchKind.Standard
+    ) -> None:
+        self._text = ahocorasick_rs.AhoCorasick(words, matchkind=matchkind)
+        self._bytes = ahocorasick_rs.BytesAhoCorasick([word.encode("ascii") for word in words], matchkind=matchkind)
+
+    def find_matches_as_indexes(self, text: str, overlapping: bool = False) -> list[tuple[int, int, int]]:
+        """``(word, start, end)`` of each match in ``text``, as ``ahocorasick_rs`` gives them."""
+        if text.isascii():  # O(1): a flag of the string
+            return self._bytes.find_matches_as_indexes(text.encode("ascii"), overlapping=overlapping)
+        return self._text.find_matches_as_indexes(text, overlapping=overlapping)
+
+
+_ERROR_WORDS = AsciiWords(
     ["ERROR", "FATAL", "CRITICAL", "PANIC", "FAIL", "Traceback", "Exception", "Error", "error", "fatal", "** ("],
     matchkind=ahocorasick_rs.MatchKind.LeftmostFirst,
 )
@@ -515,7 +534,7 @@ _DECISION_CUES = (
     "will use",
 )
 _DECISION = re.compile(r"\b(?:" + "|".join(_DECISION_CUES) + r")\b", re.I)
-_DECISION_CUE_WORDS = ahocorasick_rs.AhoCorasick(list(_DECISION_CUES))
+_DECISION_CUE_WORDS = AsciiWords(list(_DECISION_CUES))
 """The cues as literals: found in :func:`~contextlab.engines.casefold.fold_to_ascii`'s form of a text
 wherever :data:`_DECISION` can match in it (the regex tries every position of every text: about
 35 MB/s, the automaton scans at C speed)."""

@@ -483,3 +483,30 @@ def test_sessions_with_symbols_are_read_as_the_regex_scan_reads_them(shared_tran
     forget_identifiers()
     assert fast == [list(_scanned_identifiers(text)) for text in texts]
     assert sum(map(len, fast)) > 100
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["ERROR", "Error", "error:", "FAIL", "** (", "done", "passed", "not ", "x", " ", "\n", "é", "→"]
+        ),
+        max_size=30,
+    ),
+    st.booleans(),
+)
+def test_ascii_words_match_as_the_text_automaton(pieces: list[str], overlapping: bool) -> None:
+    # An ASCII text is searched as bytes: the same words at the same positions as the str automaton.
+    import ahocorasick_rs
+
+    from contextlab.measure.text import AsciiWords
+
+    text = "".join(pieces)
+    words = ["ERROR", "Error", "error", "FAIL", "** (", "done", "passed", "pass", "not"]
+    for kind in (ahocorasick_rs.MatchKind.Standard, ahocorasick_rs.MatchKind.LeftmostFirst):
+        if overlapping and kind != ahocorasick_rs.MatchKind.Standard:
+            continue  # overlapping matches are only the standard kind's
+        expected = ahocorasick_rs.AhoCorasick(words, matchkind=kind).find_matches_as_indexes(
+            text, overlapping=overlapping
+        )
+        assert AsciiWords(words, kind).find_matches_as_indexes(text, overlapping=overlapping) == expected
