@@ -16,10 +16,10 @@ new unstamped rows), so the columns keep how many, and how many of those came wi
 from __future__ import annotations
 
 from contextlab.engine import Message
+from contextlab.host.user_turn import DB_PERSISTED_KEY
 from contextlab.messages import wire_message
 from contextlab.tokens import legacy_message_chars, legacy_tokens
 
-STORE_MARKER_KEY = "_db_persisted"
 STORE_MARKER_CHARS = len(", '_db_persisted': True")
 """What 0.19.0's session store adds to the repr of a row it has written (``, '_db_persisted': True``:
 the flush stamps the row, and the estimators count every key)."""
@@ -41,7 +41,7 @@ class LegacyRoughColumns:
         chars, images = legacy_message_chars(row)
         sent, _ = legacy_message_chars(wire_message(row, self._echo_reasoning))
         # A row added stamped (one the store wrote, kept by a compaction) counts its stamp already.
-        self._unstamped.append(self._unstamped[-1] + (STORE_MARKER_KEY not in row))
+        self._unstamped.append(self._unstamped[-1] + (DB_PERSISTED_KEY not in row))
         self._persisted.append(self._persisted[-1] + chars)
         self._sent.append(self._sent[-1] + sent)
         self._images.append(self._images[-1] + images)
