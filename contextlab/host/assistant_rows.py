@@ -110,9 +110,11 @@ def _responses_item_id(call_id: str) -> str:
 
 
 def host_tool_call(call: Any) -> Any:
-    """A recorded tool call as the host keeps it: ``id`` and ``call_id`` both the call's id, and the
-    derived ``response_item_id`` (upstream ``_assistant_tool_call_dict``), ahead of its ``type`` and
-    ``function``; ``call`` itself when it carries both ids already or has no string id."""
+    """A recorded tool call as the host keeps it (upstream ``_assistant_tool_call_dict``): ``call_id``
+    (the id, or its part before a ``|``) and the derived ``response_item_id`` after ``id``, ahead of its
+    ``type`` and ``function``; ``call`` itself when it carries both already or has no string id. The
+    ``id`` stays as recorded: the recorded results answer it (upstream rewrites a ``call|item`` id to
+    its first part; no recording contextlab reads has one)."""
     if not isinstance(call, dict) or ("call_id" in call and "response_item_id" in call):
         return call
     raw = call.get("id")
@@ -126,7 +128,7 @@ def host_tool_call(call: Any) -> Any:
     else:
         call_id, item = raw.strip(), ""
     item = item if item.startswith("fc_") else _responses_item_id(call_id)
-    made = {"id": call_id, "call_id": call_id, "response_item_id": item}
+    made = {"id": raw, "call_id": call_id, "response_item_id": item}
     made.update((key, value) for key, value in call.items() if key not in made)
     return made
 

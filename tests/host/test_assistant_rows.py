@@ -63,7 +63,11 @@ def test_the_host_row_has_its_bookkeeping_keys() -> None:
         thought["reasoning"] == "hmm" and thought["reasoning_content"] == "hmm" and thought["finish_reason"] == "stop"
     )
     assert host_tool_call({"id": "toolu_01A.b"})["response_item_id"] == "fc_toolu_01Ab"
-    assert host_tool_call({"id": "call_1|fc_9"}) == {"id": "call_1", "call_id": "call_1", "response_item_id": "fc_9"}
+    assert host_tool_call({"id": "call_1|fc_9"}) == {
+        "id": "call_1|fc_9",
+        "call_id": "call_1",
+        "response_item_id": "fc_9",
+    }
     assert host_tool_call({"id": "fc_5"})["call_id"] == "fc_5"
     assert host_tool_call({"id": ""}) == {"id": ""}  # no id to derive from: left as recorded
 
