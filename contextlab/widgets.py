@@ -67,14 +67,15 @@ FIGURE_DPI = 80
 
 class Dashboard:
     """Transcript, engine and provider pickers, a threshold slider with the effective threshold, a
-    window selector, a focus-topic box with suggestions and a "compress now" preview.
+    window selector, the host the replay follows (newest upstream or PyPI 0.19.0), a focus-topic box
+    with suggestions and a "compress now" preview.
 
     Args:
         transcripts: Transcripts to choose from (a mapping gives them display names).
         engines: Engine names or ``ContextEngine`` classes offered in the engine picker.
         selected: Engines selected at start (default: all).
         settings: Base host settings (the controls override ``threshold_percent``,
-            ``context_length`` and ``manual_compactions``).
+            ``context_length``, ``hermes_version`` and ``manual_compactions``).
         context_lengths: Options of the window selector.
         threshold_percent: Initial slider value.
         context_length: Initial window (default: the first option).
@@ -156,6 +157,11 @@ class Dashboard:
             value=int(context_length or lengths[0]),
             description="context",
         )
+        self.host = widgets.Dropdown(
+            options=[("newest", "newest"), ("0.19.0 (PyPI)", "0.19.0")],
+            value=self.settings.hermes_version,
+            description="host",
+        )
         self.readout = widgets.HTML(value="")
         self.focus = widgets.Combobox(
             value="",
@@ -178,13 +184,14 @@ class Dashboard:
             self.provider,
             self.threshold,
             self.context_length,
+            self.host,
             self.focus,
             self.focus_turn,
         ):
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox(
             [
-                widgets.HBox([self.transcript, self.context_length, self.provider]),
+                widgets.HBox([self.transcript, self.context_length, self.provider, self.host]),
                 widgets.HBox(
                     [
                         self.engine_picker,
@@ -227,6 +234,7 @@ class Dashboard:
         return self.settings.with_(
             threshold_percent=float(self.threshold.value),
             context_length=int(self.context_length.value),
+            hermes_version=str(self.host.value),
             manual_compactions={**self.settings.manual_compactions, **manual},
         )
 

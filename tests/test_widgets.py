@@ -175,3 +175,13 @@ def test_compress_now_previews_what_each_engine_keeps(dashboard: Dashboard) -> N
     markup = preview_html(dashboard.preview)
     assert "recent_turns</b>: compress before turn 8 with focus &#x27;record 2&#x27;" in markup
     assert f"dropped {len(sliding.of('dropped'))} (" in markup
+
+
+def test_the_host_picker_replays_under_the_other_host(dashboard: Dashboard) -> None:
+    """0.19.0's gates read the rough estimate alone: the pressure column is the rough one."""
+    assert dashboard.host.value == "newest"
+    dashboard.host.value = "0.19.0"
+    assert dashboard.refreshes == 2 and dashboard.error is None
+    trace = dashboard.result.trace
+    assert trace["params"].str.contains("hermes=0.19.0").all()
+    assert (trace["pressure_tokens"] == trace["prompt_tokens_rough"]).all()
