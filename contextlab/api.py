@@ -54,7 +54,7 @@ def replay(
     label = engine_label(engine)  # the label a failed run of this spec gets too
     observers = list(observers)
     if probes:
-        observers += default_observers(transcript, observers, max_attempts=settings.max_attempts)
+        observers += default_observers(transcript, observers, max_attempts=settings.attempts_per_turn)
     return run_replay(
         transcript,
         instance,

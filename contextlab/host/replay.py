@@ -181,6 +181,11 @@ class ReplayHost:
         self.rows: list[dict[str, Any]] = []
         self.compaction_rows: list[dict[str, Any]] = []
         self.warnings: list[str] = []
+        if settings.attempts_per_turn != settings.max_attempts:
+            self.warnings.append(
+                f"max_attempts={settings.max_attempts} has no effect under hermes_version {settings.hermes_version}: "
+                f"that host always allows {settings.attempts_per_turn} compaction passes a turn"
+            )
         self.threshold_note: str | None = None
         self.window_note: str | None = None
 
@@ -423,7 +428,7 @@ class ReplayHost:
         """Up to ``max_attempts`` turn-start passes; another only while the last one made progress
         (fewer rows, or over 5% of the estimate cut) and ``should_compress`` still says so, and
         (newer upstream) it cut the estimate by over 5% with the request still over the threshold."""
-        for _ in range(self.settings.max_attempts):
+        for _ in range(self.settings.attempts_per_turn):
             rows_before, pressure_before = len(self.working.peek()), pressure
             if not self._compact("preflight", pressure):
                 self._fail_closed_on_preflight_timeout(pressure)
@@ -458,7 +463,7 @@ class ReplayHost:
     def _pre_api_gate(self, pressure: int, rough: int) -> bool:
         if not self.settings.compression_enabled or len(self.working.peek()) <= 1:
             return False
-        if self._attempts >= self.settings.max_attempts:
+        if self._attempts >= self.settings.attempts_per_turn:
             return False
         if self._anchor is None and self._defers and self._call_optional("should_defer_preflight_to_real_usage", rough):
             return False
@@ -476,7 +481,7 @@ class ReplayHost:
                 self._compact("post_tool", pressure)
             return
         if (
-            self._attempts < self.settings.max_attempts
+            self._attempts < self.settings.attempts_per_turn
             and not self._awaiting_usage
             and self._required("should_compress", pressure)
         ):
@@ -588,7 +593,7 @@ class ReplayHost:
         tools_tokens = self.exact.tools(self.tools)
         prompt = self._prompt_tokens(request, tools_tokens)
         context_length = self.settings.context_length
-        while prompt > context_length and self._attempts < self.settings.max_attempts:
+        while prompt > context_length and self._attempts < self.settings.attempts_per_turn:
             # Context overflow (413 / context_length_exceeded): compress with the cooldown bypassed.
             self._attempts += 1
             if not self._compact("overflow", prompt, force=True):

@@ -8,7 +8,7 @@ from typing import Any
 
 from contextlab.errors import ConfigError
 from contextlab.host.usage_model import USAGE_MODELS
-from contextlab.host.versions import host_rules
+from contextlab.host.versions import ATTEMPTS_0_19_0, host_rules
 from contextlab.tokens import DEFAULT_ENCODING
 
 ENGINE_TOOL_MODES = ("recorded", "live")
@@ -127,6 +127,12 @@ class HostSettings:
             raise ConfigError(f"usage_model must be one of {', '.join(USAGE_MODELS)}, got {self.usage_model!r}")
         # The host parses max_attempts with a floor of 1 and a hard cap of 10.
         object.__setattr__(self, "max_attempts", max(1, min(MAX_ATTEMPTS_CAP, int(self.max_attempts))))
+
+    @property
+    def attempts_per_turn(self) -> int:
+        """The compaction passes a turn may run: ``max_attempts``, except on a host without that
+        setting (0.19.0 always allows 3)."""
+        return self.max_attempts if host_rules(self.hermes_version).max_attempts_setting else ATTEMPTS_0_19_0
 
     def with_(self, **changes: Any) -> HostSettings:
         """A copy with some fields changed (validated again)."""

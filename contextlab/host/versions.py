@@ -40,6 +40,9 @@ class HostRules:
     """The post-tool gate spends the per-turn attempts, waits for real usage after a compaction and
     prunes tool results (``prune_tool_results_only``) when it does not compact. 0.19.0's post-tool
     gate compacts whenever ``should_compress`` says so and prunes nothing."""
+    max_attempts_setting: bool
+    """``compression.max_attempts`` sets the passes a turn may run (floor 1, cap 10). 0.19.0 has no such
+    setting: it always allows :data:`ATTEMPTS_0_19_0`."""
     attempt_rearm: bool
     """A compaction confirmed by real usage under the threshold re-arms the per-turn attempts
     (docs/host-loop.md §Per-turn attempts). 0.19.0 has no re-arm."""
@@ -66,6 +69,7 @@ NEWEST = HostRules(
     preflight_maintenance=True,
     preflight_seeds_last_prompt=False,
     post_tool_budget=True,
+    max_attempts_setting=True,
     attempt_rearm=True,
     growth_guard=True,
     message_uids=True,
@@ -80,6 +84,7 @@ V0_19_0 = HostRules(
     preflight_maintenance=False,
     preflight_seeds_last_prompt=True,
     post_tool_budget=False,
+    max_attempts_setting=False,
     attempt_rearm=False,
     growth_guard=False,
     message_uids=False,
@@ -87,6 +92,10 @@ V0_19_0 = HostRules(
     stall_guards=False,
     preflight_needs_token_cut=False,
 )
+
+ATTEMPTS_0_19_0 = 3
+"""The passes a turn may run on 0.19.0 (``compression_attempts < 3`` before a call, ``range(3)`` at turn
+start, ``max_compression_attempts = 3`` on overflow: ``agent/conversation_loop.py``, ``agent/turn_context.py``)."""
 
 HERMES_VERSIONS: dict[str, HostRules] = {"newest": NEWEST, "0.19.0": V0_19_0}
 """The host versions a replay can follow, by name."""

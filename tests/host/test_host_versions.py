@@ -191,3 +191,27 @@ def test_legacy_columns_count_each_store_stamp_once() -> None:
     columns.add({"role": "user", "content": "new"})
     assert columns.stamped == 1
     assert columns.persisted_tokens == legacy_messages_tokens([stamped[0], {"role": "user", "content": "new"}])
+
+
+def test_0_19_0_always_allows_three_passes_a_turn() -> None:
+    """0.19.0 has no ``compression.max_attempts``: a turn gets three passes whatever it says, and the
+    replay says so once in its warnings."""
+    assert HostSettings(max_attempts=5, hermes_version="0.19.0").attempts_per_turn == 3
+    assert HostSettings(max_attempts=5).attempts_per_turn == 5
+    few = run(KeepLastEngine(threshold_tokens=1, keep=2), tool_turn(6), max_attempts=1, session_store=False)
+    in_loop = few.compactions[few.compactions["trigger"].isin(["post_tool", "pre_api", "overflow"])]
+    assert len(in_loop) == 1 and few.warnings == []
+    old = run(
+        KeepLastEngine(threshold_tokens=1, keep=2),
+        tool_turn(6),
+        max_attempts=1,
+        hermes_version="0.19.0",
+        session_store=False,
+    )
+    default = run(
+        KeepLastEngine(threshold_tokens=1, keep=2), tool_turn(6), hermes_version="0.19.0", session_store=False
+    )
+    assert old.compactions["trigger"].tolist() == default.compactions["trigger"].tolist()
+    assert old.warnings == [
+        "max_attempts=1 has no effect under hermes_version 0.19.0: that host always allows 3 compaction passes a turn"
+    ]
