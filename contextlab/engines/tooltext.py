@@ -7,7 +7,6 @@ Nothing here depends on time or randomness, so a rewritten message is byte-stabl
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -27,17 +26,6 @@ _ERROR_LINE = re.compile(
     r"(?:\b(?:ERROR|FATAL|CRITICAL|PANIC|FAIL(?:ED|URE)?)\b|Traceback \(most recent call last\)|"
     r"\b[A-Z]\w*(?:Error|Exception):|\berror(?:\[\w+\])?:|\bfatal:)"
 )
-
-
-def parse_arguments(raw: str) -> dict[str, Any]:
-    """Tool-call arguments as a dict ({} when they are not a JSON object)."""
-    if not raw:
-        return {}
-    try:
-        value = json.loads(raw)
-    except (ValueError, TypeError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def one_line(text: str, limit: int) -> str:

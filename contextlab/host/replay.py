@@ -131,6 +131,8 @@ class ReplayHost:
         self._maintains = overrides(engine, "should_compress_preflight")
         self._observes_turns = overrides(engine, "on_turn_complete")
         self._session_hooks = overrides(engine, "on_session_start")
+        # An optional method of the built-in compressor, outside the ABC: looked up once, not per request.
+        self._reports_cooldown = callable(getattr(engine, "get_active_compression_failure_cooldown", None))
         # A Hermes recording holds the rows its host made already; they are never made twice.
         self._hermes_recording = transcript.source_format.startswith("hermes")
         self._makes_tool_results = settings.tool_results == "host" and not self._hermes_recording
@@ -446,8 +448,7 @@ class ReplayHost:
         """Whether the engine reports an active compression-failure cooldown: the host then skips its
         turn-start and pre-API gates (``get_active_compression_failure_cooldown``, optional: the
         built-in compressor has it; an engine without it never blocks here)."""
-        probe = getattr(self.engine, "get_active_compression_failure_cooldown", None)
-        if not callable(probe):
+        if not self._reports_cooldown:
             return False
         return bool(self._call_optional("get_active_compression_failure_cooldown"))
 

@@ -215,3 +215,22 @@ def test_0_19_0_always_allows_three_passes_a_turn() -> None:
     assert old.warnings == [
         "max_attempts=1 has no effect under hermes_version 0.19.0: that host always allows 3 compaction passes a turn"
     ]
+
+
+class CoolingToy(KeepLastEngine):
+    """Over the threshold, but reporting an active compression-failure cooldown."""
+
+    def get_active_compression_failure_cooldown(self) -> dict[str, Any] | None:
+        return {"remaining_seconds": 60.0}
+
+
+@pytest.mark.parametrize("version", ["newest", "0.19.0"])
+def test_a_reported_cooldown_skips_the_turn_start_and_pre_api_gates(version: str) -> None:
+    """Both hosts skip those two gates while the engine reports a cooldown (newest
+    ``agent/turn_context_compaction.py`` @``e1805ec7``; 0.19.0 ``agent/turn_context.py``,
+    ``agent/conversation_loop.py``); an engine without the method compacts there."""
+    cooling = run(CoolingToy(threshold_tokens=1, keep=2), tool_conversation(6), hermes_version=version)
+    plain = run(KeepLastEngine(threshold_tokens=1, keep=2), tool_conversation(6), hermes_version=version)
+    gated = ["preflight", "pre_api"]
+    assert plain.compactions["trigger"].isin(gated).any()
+    assert not cooling.compactions["trigger"].isin(gated).any()

@@ -35,12 +35,12 @@ from contextlab.engines.tooltext import (
     is_terminal,
     lines_that_may_report_errors,
     one_line,
-    parse_arguments,
     result_outcome,
 )
 from contextlab.messages import content_text, tool_call_arguments, tool_call_name, tool_calls
 from contextlab.redact import redact
 from contextlab.textmemo import TextMemo
+from contextlab.tool_arguments import parsed_arguments
 
 FOCUS_SHARE = 0.65
 """With an explicit focus topic, non-matching items get at most 1 − this share of the budget."""
@@ -384,7 +384,7 @@ def extract(messages: list[Message], first_index: int = 0) -> Extraction:
             for call in calls_here:
                 name = tool_call_name(call)
                 raw_args = tool_call_arguments(call)
-                args = parse_arguments(raw_args)
+                args = parsed_arguments(raw_args)
                 names.append(name)
                 target = call_target(name, args)
                 call_id = str(call.get("id") or f"{idx}:{len(names)}")
